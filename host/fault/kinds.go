@@ -1,0 +1,128 @@
+package fault
+
+import "net/http"
+
+// Kind classifies an outcome. The zero value is Internal.
+type Kind uint8
+
+// The kinds, in the order of the error table in the README.
+const (
+	Internal       Kind = iota // -32603: a bug or an unexpected host failure
+	Parse                      // -32700: the bytes are not JSON
+	InvalidRequest             // -32600: not a valid JSON-RPC request
+	MethodNotFound             // -32601
+	InvalidParams              // -32602: params fail validation; unknown skill
+	Canceled                   // -32000: the caller canceled the call
+
+	SessionNotFound   // -32100: unknown or closed session
+	PlanNotFound      // -32101
+	AgentNotFound     // -32102
+	SkillFailed       // -32103: trap, panic, plugin-reported error
+	Timeout           // -32104: the call exceeded its deadline
+	Unauthorized      // -32105 (HTTP 401): missing or invalid credentials
+	Forbidden         // -32105 (HTTP 403): scope denied
+	ResourceExhausted // -32106: memory, output, pool, rate or depth cap
+	InvalidState      // -32107: operation invalid in the current state
+
+	TaskNotFound              // -32001 (A2A)
+	TaskNotCancelable         // -32002 (A2A)
+	PushNotSupported          // -32003 (A2A)
+	UnsupportedOperation      // -32004 (A2A)
+	ContentTypeNotSupported   // -32005 (A2A)
+	InvalidAgentResponse      // -32006 (A2A)
+	ExtendedCardNotConfigured // -32007 (A2A)
+	ExtensionSupportRequired  // -32008 (A2A)
+	VersionNotSupported       // -32009 (A2A)
+
+	numKinds
+)
+
+// row is one line of the error table.
+type row struct {
+	name      string
+	code      int
+	message   string
+	taskState string // A2A v1.0 task state a task ends in ("" = not a task outcome)
+	http      int    // HTTP status for transports that map errors to statuses
+}
+
+// table is THE map from outcome to wire representation. It is the only place
+// in skillhost where a numeric JSON-RPC code appears.
+var table = [numKinds]row{
+	Internal:       {"Internal", -32603, "Internal error", "TASK_STATE_FAILED", http.StatusInternalServerError},
+	Parse:          {"Parse", -32700, "Parse error", "", http.StatusBadRequest},
+	InvalidRequest: {"InvalidRequest", -32600, "Invalid Request", "", http.StatusBadRequest},
+	MethodNotFound: {"MethodNotFound", -32601, "Method not found", "", http.StatusNotFound},
+	InvalidParams:  {"InvalidParams", -32602, "Invalid params", "TASK_STATE_REJECTED", http.StatusBadRequest},
+	Canceled:       {"Canceled", -32000, "Request canceled", "TASK_STATE_CANCELED", 499},
+
+	SessionNotFound:   {"SessionNotFound", -32100, "Session not found", "TASK_STATE_REJECTED", http.StatusNotFound},
+	PlanNotFound:      {"PlanNotFound", -32101, "Plan not found", "TASK_STATE_REJECTED", http.StatusNotFound},
+	AgentNotFound:     {"AgentNotFound", -32102, "Agent not found", "TASK_STATE_REJECTED", http.StatusNotFound},
+	SkillFailed:       {"SkillFailed", -32103, "Skill execution failed", "TASK_STATE_FAILED", http.StatusOK},
+	Timeout:           {"Timeout", -32104, "Timeout", "TASK_STATE_FAILED", http.StatusGatewayTimeout},
+	Unauthorized:      {"Unauthorized", -32105, "Authorization failed", "TASK_STATE_AUTH_REQUIRED", http.StatusUnauthorized},
+	Forbidden:         {"Forbidden", -32105, "Authorization failed", "TASK_STATE_AUTH_REQUIRED", http.StatusForbidden},
+	ResourceExhausted: {"ResourceExhausted", -32106, "Resource exhausted", "TASK_STATE_FAILED", http.StatusTooManyRequests},
+	InvalidState:      {"InvalidState", -32107, "Invalid state", "", http.StatusConflict},
+
+	TaskNotFound:              {"TaskNotFound", -32001, "Task not found", "", http.StatusNotFound},
+	TaskNotCancelable:         {"TaskNotCancelable", -32002, "Task cannot be canceled", "", http.StatusConflict},
+	PushNotSupported:          {"PushNotSupported", -32003, "Push Notification is not supported", "", http.StatusBadRequest},
+	UnsupportedOperation:      {"UnsupportedOperation", -32004, "This operation is not supported", "", http.StatusBadRequest},
+	ContentTypeNotSupported:   {"ContentTypeNotSupported", -32005, "Incompatible content types", "", http.StatusUnsupportedMediaType},
+	InvalidAgentResponse:      {"InvalidAgentResponse", -32006, "Invalid agent response", "", http.StatusBadGateway},
+	ExtendedCardNotConfigured: {"ExtendedCardNotConfigured", -32007, "Extended agent card not configured", "", http.StatusBadRequest},
+	ExtensionSupportRequired:  {"ExtensionSupportRequired", -32008, "Extension support required", "", http.StatusBadRequest},
+	VersionNotSupported:       {"VersionNotSupported", -32009, "Protocol version not supported", "", http.StatusBadRequest},
+}
+
+// Code is the JSON-RPC error code of the kind.
+func (k Kind) Code() int { return k.row().code }
+
+// Message is the standard JSON-RPC error message of the kind.
+func (k Kind) Message() string { return k.row().message }
+
+// TaskState is the A2A v1.0 task state (e.g. "TASK_STATE_FAILED") a task ends
+// in when its execution fails with this kind; "" when the kind is not a task
+// outcome (protocol errors are returned to the caller instead).
+func (k Kind) TaskState() string { return k.row().taskState }
+
+// HTTPStatus is the status for transports that express errors as statuses
+// (the JSON-RPC binding itself always answers 200, except for auth kinds).
+func (k Kind) HTTPStatus() int { return k.row().http }
+
+// String is the kind's Go name, e.g. "ResourceExhausted".
+func (k Kind) String() string { return k.row().name }
+
+// IsA2A reports whether the kind is one of the A2A-specific codes -32001..-32009,
+// whose error data is an array of google.rpc.ErrorInfo objects.
+func (k Kind) IsA2A() bool { return k >= TaskNotFound && k <= VersionNotSupported }
+
+func (k Kind) row() row {
+	if k >= numKinds {
+		return table[Internal]
+	}
+	return table[k]
+}
+
+// Kinds lists every kind, for tests and documentation generators.
+func Kinds() []Kind {
+	out := make([]Kind, 0, numKinds)
+	for k := Kind(0); k < numKinds; k++ {
+		out = append(out, k)
+	}
+	return out
+}
+
+// KindOfCode returns the kind for a JSON-RPC code (Unauthorized for -32105),
+// and false when the code is not in the table. Clients use it to turn a
+// remote error back into a *Error.
+func KindOfCode(code int) (Kind, bool) {
+	for k := Kind(0); k < numKinds; k++ {
+		if table[k].code == code {
+			return k, true
+		}
+	}
+	return Internal, false
+}
