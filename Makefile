@@ -1,0 +1,57 @@
+# skillhost — the Makefile is the contract: `make run` and `make test` are the two commands a new user needs.
+SHELL := /bin/bash
+GO    ?= go
+BIN   := bin/skillhost
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+LISTEN ?= 127.0.0.1:8080
+FUZZTIME ?= 30s
+PLUGIN_DIRS := $(patsubst %/plugin.yaml,%,$(wildcard plugins/*/plugin.yaml))
+
+.PHONY: help build plugins run test test-go test-guest fuzz-smoke lint fuzz bench soak clean
+
+help: ## show this help
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+build: ## build bin/skillhost
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/skillhost
+
+plugins: build ## build every first-party plugin's .wasm next to its manifest
+	@for d in $(PLUGIN_DIRS); do ./$(BIN) plugin build $$d || exit 1; done
+
+run: plugins ## build everything and serve plugins/ on $(LISTEN) with state in ./data
+	./$(BIN) serve --listen $(LISTEN) --plugins plugins --data data
+
+test: test-go test-guest fuzz-smoke ## the whole test suite (CI runs exactly this)
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 12m ./...
+
+test-guest: ## SDK and plugin logic, on the host
+	cd sdk && $(GO) vet ./... && $(GO) test -count=1 ./...
+	cd plugins && $(GO) test -count=1 ./...
+
+fuzz-smoke: ## every fuzz target for a few seconds
+	@set -e; for t in $$($(GO) test -list 'Fuzz.*' ./host/... | grep -E '^Fuzz'); do \
+		pkg=$$(grep -rl "func $$t(" --include='*_test.go' host | head -1 | xargs dirname); \
+		echo "fuzz $$t ($$pkg)"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime 5s ./$$pkg >/dev/null; done
+
+fuzz: ## every fuzz target for FUZZTIME (default 30s) each
+	@set -e; for t in $$($(GO) test -list 'Fuzz.*' ./host/... | grep -E '^Fuzz'); do \
+		pkg=$$(grep -rl "func $$t(" --include='*_test.go' host | head -1 | xargs dirname); \
+		echo "fuzz $$t ($$pkg)"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./$$pkg; done
+
+bench: ## benchmarks, reported as ratios against a baseline measured in the same run
+	SKILLHOST_BENCH=1 $(GO) test -run 'TestReportBench' -count=1 -v ./host/... | grep -E 'ratio|calls/s|---|ok|FAIL'
+	$(GO) test -run '^$$' -bench . -benchmem ./host/...
+
+lint: ## gofmt and go vet across all modules
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+	cd sdk && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...
+	cd plugins && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...
+
+clean: ## remove build output (not ./data)
+	rm -rf bin
+	find plugins -name '*.wasm' -delete

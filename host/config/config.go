@@ -1,0 +1,96 @@
+package config
+
+import (
+	"time"
+
+	"github.com/skillhost/skillhost/host/internal/bytesize"
+	"github.com/skillhost/skillhost/host/plugin"
+)
+
+// Config is the whole host configuration. Every field is documented in the
+// README ("Configuration") with its default; Defaults returns those values.
+type Config struct {
+	// Listen is the HTTP address. Empty disables HTTP (stdio only).
+	Listen string `koanf:"listen"`
+	// Stdio serves the stdio transport on stdin/stdout.
+	Stdio bool `koanf:"stdio"`
+	// Plugins is the plugin folder the host loads and watches.
+	Plugins string `koanf:"plugins"`
+	// Data is the state directory (embedded NATS JetStream, compile cache).
+	Data string `koanf:"data"`
+	// NATS is a comma-separated list of NATS URLs; empty embeds a server.
+	NATS string `koanf:"nats"`
+	// PublicURL is the base URL published in Agent Cards; default http://<listen>.
+	PublicURL string `koanf:"public_url"`
+	// HotReload watches the plugin folder and applies changes live.
+	HotReload bool `koanf:"hot_reload"`
+
+	Log    Log           `koanf:"log"`
+	HTTP   HTTP          `koanf:"http"`
+	RPC    RPC           `koanf:"rpc"`
+	Store  Store         `koanf:"store"`
+	Policy plugin.Policy `koanf:"policy"`
+	Net    Net           `koanf:"net"`
+}
+
+// Log configures logging (to stderr).
+type Log struct {
+	Level  string `koanf:"level"`  // debug, info, warn, error
+	Format string `koanf:"format"` // text or json
+}
+
+// HTTP configures the Fiber server.
+type HTTP struct {
+	BodyLimit       bytesize.Size `koanf:"body_limit"`
+	ReadTimeout     time.Duration `koanf:"read_timeout"`
+	WriteTimeout    time.Duration `koanf:"write_timeout"`
+	IdleTimeout     time.Duration `koanf:"idle_timeout"`
+	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
+	MaxConns        int           `koanf:"max_conns"`
+}
+
+// RPC configures the JSON-RPC engine shared by every transport.
+type RPC struct {
+	MaxBatch         int           `koanf:"max_batch"`
+	BatchConcurrency int           `koanf:"batch_concurrency"`
+	MaxBody          bytesize.Size `koanf:"max_body"`
+	StdioConcurrency int           `koanf:"stdio_concurrency"`
+}
+
+// Store configures sessions and context values.
+type Store struct {
+	MaxValue      bytesize.Size `koanf:"max_value"`
+	MaxContextTTL time.Duration `koanf:"max_context_ttl"`
+	Replicas      int           `koanf:"replicas"`
+}
+
+// Net configures the http_fetch host function.
+type Net struct {
+	AllowPrivate []string      `koanf:"allow_private"`
+	Timeout      time.Duration `koanf:"timeout"`
+	MaxResponse  bytesize.Size `koanf:"max_response"`
+	MaxRedirects int           `koanf:"max_redirects"`
+}
+
+// Defaults returns the configuration used when nothing overrides it.
+func Defaults() Config {
+	return Config{
+		Listen:    "127.0.0.1:8080",
+		Plugins:   "plugins",
+		Data:      "data",
+		HotReload: true,
+		Log:       Log{Level: "info", Format: "text"},
+		HTTP: HTTP{
+			BodyLimit:       bytesize.MiB,
+			ReadTimeout:     10 * time.Second,
+			WriteTimeout:    5 * time.Minute,
+			IdleTimeout:     60 * time.Second,
+			ShutdownTimeout: 30 * time.Second,
+			MaxConns:        1024,
+		},
+		RPC:    RPC{MaxBatch: 64, BatchConcurrency: 8, MaxBody: bytesize.MiB, StdioConcurrency: 4},
+		Store:  Store{MaxValue: bytesize.MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 1},
+		Policy: plugin.DefaultPolicy(),
+		Net:    Net{Timeout: 10 * time.Second, MaxResponse: bytesize.MiB, MaxRedirects: 5},
+	}
+}

@@ -1,0 +1,98 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
+
+	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/plugin"
+)
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "skillhost.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestLoadDefaults(t *testing.T) {
+	t.Parallel()
+	got, err := config.Load(config.Sources{Environ: []string{}})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if diff := cmp.Diff(config.Defaults(), got); diff != "" {
+		t.Errorf("defaults changed by Load (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadLayers(t *testing.T) {
+	t.Parallel()
+	file := writeFile(t, "listen: 127.0.0.1:9000\nplugins: from-file\npolicy:\n  max_memory: 128MiB\n  max_timeout: 5s\n  default_limits:\n    timeout: 1s\nnet:\n  allow_private: [127.0.0.0/8]\n")
+	flags := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+	flags.String("listen", "127.0.0.1:8080", "")
+	flags.String("plugins", "plugins", "")
+	flags.String("config", "", "")
+	if err := flags.Parse([]string{"--listen", "127.0.0.1:9100", "--config", file}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := config.Load(config.Sources{
+		File:    file,
+		Environ: []string{"SKILLHOST_LISTEN=127.0.0.1:9050", "SKILLHOST_POLICY__MAX_TIMEOUT=7s", "SKILLHOST_NET__ALLOW_PRIVATE=10.0.0.0/8, 127.0.0.0/8", "OTHER=1"},
+		Flags:   flags,
+	})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := config.Defaults()
+	want.Listen = "127.0.0.1:9100"                                // flag beats env and file
+	want.Plugins = "from-file"                                    // file beats default; unchanged flag does not override
+	want.Policy.MaxMemory = 128 * bytesize.MiB                    // file
+	want.Policy.MaxTimeout = 7 * time.Second                      // env beats file
+	want.Net.AllowPrivate = []string{"10.0.0.0/8", "127.0.0.0/8"} // env list
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("layering (-want +got):\n%s", diff)
+	}
+}
+
+func TestLoadRejects(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		file    string
+		environ []string
+		want    string
+	}{
+		{"unknown file key", "lisen: x\n", nil, "unknown key(s) lisen"},
+		{"unknown env key", "", []string{"SKILLHOST_NOPE=1"}, "unknown key(s) nope"},
+		{"bad size", "policy:\n  max_memory: 12MB\n", nil, "invalid size"},
+		{"bad duration", "policy:\n  max_timeout: soon\n", nil, "max_timeout"},
+		{"zero limit", "rpc:\n  max_batch: 0\n", nil, "config rpc.max_batch: must be greater than zero"},
+		{"bad listen", "listen: nonsense\n", nil, `config listen: "nonsense" is not host:port`},
+		{"bad level", "log:\n  level: loud\n", nil, "config log.level"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := config.Sources{Environ: tt.environ}
+			if src.Environ == nil {
+				src.Environ = []string{}
+			}
+			if tt.file != "" {
+				src.File = writeFile(t, tt.file)
+			}
+			_, err := config.Load(src)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Load error = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}

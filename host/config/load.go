@@ -1,0 +1,182 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/env/v2"
+	"github.com/knadh/koanf/providers/file"
+	"github.com/knadh/koanf/providers/posflag"
+	"github.com/knadh/koanf/providers/structs"
+	"github.com/knadh/koanf/v2"
+	"github.com/spf13/pflag"
+)
+
+// EnvPrefix is the prefix of environment variables read by Load.
+const EnvPrefix = "SKILLHOST_"
+
+// Sources are the layers above the defaults. Every field is optional.
+type Sources struct {
+	File    string         // YAML file; "" skips it
+	Environ []string       // environment as KEY=VALUE; nil reads os.Environ
+	Flags   *pflag.FlagSet // changed flags whose names are config keys override the rest
+}
+
+// listKeys are keys whose environment value is a comma-separated list.
+var listKeys = map[string]bool{"policy.allowed_host_patterns": true, "policy.allowed_path_prefixes": true, "net.allow_private": true}
+
+// Load builds the configuration: defaults < file < environment < flags, then
+// validates it. Unknown keys in the file or environment are errors.
+func Load(src Sources) (Config, error) {
+	k := koanf.New(".")
+	if err := k.Load(structs.Provider(Defaults(), "koanf"), nil); err != nil {
+		return Config{}, fmt.Errorf("config defaults: %w", err)
+	}
+	known := map[string]bool{}
+	for _, key := range k.Keys() {
+		known[key] = true
+	}
+	if src.File != "" {
+		fk := koanf.New(".")
+		if err := fk.Load(file.Provider(src.File), yaml.Parser()); err != nil {
+			return Config{}, fmt.Errorf("config file %s: %w", src.File, err)
+		}
+		if err := checkKeys(fk.Keys(), known, src.File); err != nil {
+			return Config{}, err
+		}
+		if err := k.Merge(fk); err != nil {
+			return Config{}, fmt.Errorf("config file %s: %w", src.File, err)
+		}
+	}
+	ek := koanf.New(".")
+	environ := src.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	if err := ek.Load(env.Provider(".", env.Opt{
+		Prefix:        EnvPrefix,
+		EnvironFunc:   func() []string { return environ },
+		TransformFunc: envKey,
+	}), nil); err != nil {
+		return Config{}, fmt.Errorf("config environment: %w", err)
+	}
+	if err := checkKeys(ek.Keys(), known, "environment ("+EnvPrefix+"*)"); err != nil {
+		return Config{}, err
+	}
+	if err := k.Merge(ek); err != nil {
+		return Config{}, fmt.Errorf("config environment: %w", err)
+	}
+	if src.Flags != nil {
+		if err := k.Load(posflag.ProviderWithFlag(src.Flags, ".", k, func(f *pflag.Flag) (string, any) {
+			if !known[f.Name] || !f.Changed {
+				return "", nil
+			}
+			return f.Name, posflag.FlagVal(src.Flags, f)
+		}), nil); err != nil {
+			return Config{}, fmt.Errorf("config flags: %w", err)
+		}
+	}
+	var cfg Config
+	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf"}); err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// envKey maps SKILLHOST_POLICY__MAX_TIMEOUT to policy.max_timeout.
+func envKey(k, v string) (string, any) {
+	key := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(k, EnvPrefix)), "__", ".")
+	if listKeys[key] {
+		var items []string
+		for _, s := range strings.Split(v, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				items = append(items, s)
+			}
+		}
+		return key, items
+	}
+	return key, v
+}
+
+func checkKeys(keys []string, known map[string]bool, where string) error {
+	var unknown []string
+	for _, key := range keys {
+		if !known[key] {
+			unknown = append(unknown, key)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown)
+	return fmt.Errorf("config %s: unknown key(s) %s (see the README's configuration table)", where, strings.Join(unknown, ", "))
+}
+
+// Validate reports the first invalid value, naming its key.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(key, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("config %s: "+format, append([]any{key}, args...)...))
+	}
+	if c.Listen == "" && !c.Stdio {
+		bad("listen", "empty and stdio is off: nothing to serve")
+	}
+	if c.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+			bad("listen", "%q is not host:port", c.Listen)
+		}
+	}
+	if c.Plugins == "" {
+		bad("plugins", "must not be empty")
+	}
+	if c.Data == "" {
+		bad("data", "must not be empty")
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		bad("log.format", "%q is not text or json", c.Log.Format)
+	}
+	positive := map[string]int64{
+		"http.body_limit": int64(c.HTTP.BodyLimit), "http.read_timeout": int64(c.HTTP.ReadTimeout),
+		"http.idle_timeout": int64(c.HTTP.IdleTimeout), "http.shutdown_timeout": int64(c.HTTP.ShutdownTimeout),
+		"http.max_conns": int64(c.HTTP.MaxConns), "rpc.max_batch": int64(c.RPC.MaxBatch),
+		"rpc.batch_concurrency": int64(c.RPC.BatchConcurrency), "rpc.max_body": int64(c.RPC.MaxBody),
+		"rpc.stdio_concurrency": int64(c.RPC.StdioConcurrency), "store.max_value": int64(c.Store.MaxValue),
+		"store.max_context_ttl": int64(c.Store.MaxContextTTL), "store.replicas": int64(c.Store.Replicas),
+		"net.timeout": int64(c.Net.Timeout), "net.max_response": int64(c.Net.MaxResponse),
+	}
+	keys := make([]string, 0, len(positive))
+	for key := range positive {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		if positive[key] <= 0 {
+			bad(key, "must be greater than zero")
+		}
+	}
+	if c.HTTP.WriteTimeout < 0 {
+		bad("http.write_timeout", "must not be negative")
+	}
+	if err := c.Policy.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("config policy: %w", err))
+	}
+	if c.Net.MaxRedirects < 0 {
+		bad("net.max_redirects", "must not be negative")
+	}
+	return errors.Join(errs...)
+}
