@@ -1,0 +1,59 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// bucketSpec describes one of the store's own buckets.
+type bucketSpec struct {
+	name        string
+	description string
+	maxValue    int32
+	ttl         bool // allow per-message TTL (with limit markers)
+}
+
+// ensureBucket creates the bucket or updates it to spec (so a changed
+// Replicas or limit applies on the next start) and binds it.
+//
+// The stream is written here rather than through CreateOrUpdateKeyValue for
+// one setting: AllowDirect. With it on (nats.go's choice) every replica
+// answers reads, so on a cluster a host can read a session another host
+// created or closed a moment ago from a follower that has not applied the
+// write yet. Off when Replicas > 1: reads go to the stream leader and see
+// every acknowledged write. The rest mirrors nats.go's key-value stream
+// layout, so the bucket is an ordinary KV bucket to every other client.
+func (s *Store) ensureBucket(ctx context.Context, spec bucketSpec) (jetstream.KeyValue, error) {
+	cfg := jetstream.StreamConfig{
+		Name:              "KV_" + spec.name,
+		Description:       spec.description,
+		Subjects:          []string{"$KV." + spec.name + ".>"},
+		MaxMsgsPerSubject: 1, // history 1
+		MaxBytes:          s.cfg.MaxBucketBytes,
+		MaxMsgSize:        spec.maxValue,
+		MaxMsgs:           -1,
+		MaxConsumers:      -1,
+		Storage:           jetstream.FileStorage,
+		Replicas:          s.cfg.Replicas,
+		AllowRollup:       true,
+		DenyDelete:        true,
+		Duplicates:        2 * time.Minute,
+		AllowDirect:       s.cfg.Replicas == 1,
+		Discard:           jetstream.DiscardNew,
+	}
+	if spec.ttl {
+		cfg.AllowMsgTTL = true
+		cfg.SubjectDeleteMarkerTTL = limitMarkerTTL
+	}
+	if _, err := s.js.CreateOrUpdateStream(ctx, cfg); err != nil {
+		return nil, fmt.Errorf("store: bucket %s: %w", spec.name, err)
+	}
+	kv, err := s.js.KeyValue(ctx, spec.name)
+	if err != nil {
+		return nil, fmt.Errorf("store: bind bucket %s: %w", spec.name, err)
+	}
+	return kv, nil
+}

@@ -1,0 +1,93 @@
+package store
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Defaults and hard limits of Config.
+const (
+	DefaultReplicas       = 1
+	DefaultMaxValueBytes  = 1 << 20             // 1 MiB
+	DefaultMaxContextTTL  = 30 * 24 * time.Hour // 30 days
+	DefaultMaxBucketBytes = 1 << 30             // 1 GiB per bucket
+
+	// MaxValueBytesLimit is the largest MaxValueBytes Open accepts: NATS
+	// messages beyond a few MiB hurt the whole cluster.
+	MaxValueBytesLimit = 8 << 20
+
+	// MaxSessionIDLen is the longest session id accepted.
+	MaxSessionIDLen = 128
+	// MaxContextKeyBytes is the longest context key accepted, in bytes.
+	MaxContextKeyBytes = 256
+	// MaxAgentIDBytes is the longest agent id a session may carry.
+	MaxAgentIDBytes = 256
+
+	// recordOverhead is room for the JSON envelope around a value (ids,
+	// timestamps, status) on top of MaxValueBytes.
+	recordOverhead = 64 << 10
+)
+
+// Config configures Open. The zero value (plus a DataDir) is an embedded,
+// single-node store.
+type Config struct {
+	// URL is the NATS server or cluster to connect to, comma-separated
+	// ("nats://a:4222,nats://b:4222"). Optional. Default: "" starts an
+	// embedded server in this process.
+	URL string
+	// DataDir holds the embedded server's JetStream files under
+	// DataDir/nats. Required when URL is empty; unused otherwise.
+	DataDir string
+	// Replicas is the replication factor of the buckets Open creates and of
+	// buckets made through KeyValue with Replicas 0. Optional. Default: 1.
+	// Must not exceed the cluster size (1 when embedded).
+	Replicas int
+	// Logger receives connection and server events. Optional. Default: none.
+	// The embedded server's notices are logged at debug level.
+	Logger *slog.Logger
+	// MaxValueBytes caps a context value and a session's initial context.
+	// Optional. Default: 1 MiB. At most 8 MiB.
+	MaxValueBytes int
+	// MaxContextTTL caps the ttl of a context value. Optional. Default: 30 days.
+	MaxContextTTL time.Duration
+	// MaxBucketBytes caps the disk used by each of the sessions and context
+	// buckets; writes beyond it fail with ResourceExhausted (storage_full).
+	// Optional. Default: 1 GiB. -1 means unlimited.
+	MaxBucketBytes int64
+}
+
+// withDefaults returns cfg with defaults applied, or an error naming the
+// first invalid field.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.Replicas == 0 {
+		cfg.Replicas = DefaultReplicas
+	}
+	if cfg.MaxValueBytes == 0 {
+		cfg.MaxValueBytes = DefaultMaxValueBytes
+	}
+	if cfg.MaxContextTTL == 0 {
+		cfg.MaxContextTTL = DefaultMaxContextTTL
+	}
+	if cfg.MaxBucketBytes == 0 {
+		cfg.MaxBucketBytes = DefaultMaxBucketBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case cfg.URL == "" && cfg.DataDir == "":
+		return cfg, fmt.Errorf("store: DataDir is required for the embedded server")
+	case cfg.Replicas < 1 || cfg.Replicas > 5:
+		return cfg, fmt.Errorf("store: Replicas %d: must be 1..5", cfg.Replicas)
+	case cfg.URL == "" && cfg.Replicas != 1:
+		return cfg, fmt.Errorf("store: Replicas %d: the embedded server is a single node, use 1", cfg.Replicas)
+	case cfg.MaxValueBytes < 1 || cfg.MaxValueBytes > MaxValueBytesLimit:
+		return cfg, fmt.Errorf("store: MaxValueBytes %d: must be 1..%d", cfg.MaxValueBytes, MaxValueBytesLimit)
+	case cfg.MaxContextTTL < time.Second:
+		return cfg, fmt.Errorf("store: MaxContextTTL %v: must be at least 1s", cfg.MaxContextTTL)
+	case cfg.MaxBucketBytes < -1 || (cfg.MaxBucketBytes > 0 && cfg.MaxBucketBytes < int64(cfg.MaxValueBytes)):
+		return cfg, fmt.Errorf("store: MaxBucketBytes %d: must be -1 or at least MaxValueBytes", cfg.MaxBucketBytes)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,22 @@
+// Package store is skillhost's state: sessions, per-session context values
+// with TTL, and key-value buckets for the packages that persist tasks and
+// plans — all in NATS JetStream.
+//
+// Two modes, one code path. With Config.URL empty, Open starts a NATS server
+// inside the process (no network listener, JetStream on disk under
+// Config.DataDir/nats, every write fsynced before it is acknowledged) and
+// connects to it in-process. With Config.URL set, Open connects to an
+// ordinary NATS cluster. Everything after the connection is written against
+// the nats.go jetstream API and behaves the same in both modes.
+//
+//	st, err := store.Open(ctx, store.Config{DataDir: "/var/lib/skillhost"})
+//	if err != nil {
+//		return err
+//	}
+//	defer st.Close()
+//	sess, err := st.CreateSession(ctx, store.Session{AgentID: "planner"})
+//	_, err = st.SetContext(ctx, sess.ID, "user", json.RawMessage(`{"name":"Ada"}`), time.Hour)
+//
+// Every caller-visible failure is a *fault.Error carrying the session id in
+// its data. A *Store is safe for concurrent use.
+package store

@@ -1,0 +1,238 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Bucket names. They are part of the on-disk and on-cluster layout.
+const (
+	SessionsBucket = "skillhost_sessions"
+	ContextBucket  = "skillhost_context"
+)
+
+// limitMarkerTTL is how long a delete marker left by an expired context key
+// is kept (watchers see it; Get treats it as absent).
+const limitMarkerTTL = 5 * time.Minute
+
+// Store is skillhost's state in NATS JetStream. It is safe for concurrent use.
+type Store struct {
+	cfg      Config
+	log      *slog.Logger
+	srv      *server.Server // nil when connected to an external cluster
+	unlock   func()         // releases the embedded data dir lock
+	nc       *nats.Conn
+	closed   chan struct{} // closed by the connection's ClosedHandler
+	js       jetstream.JetStream
+	sessions jetstream.KeyValue
+	values   jetstream.KeyValue // the context bucket
+	// keyTTL reports whether the context bucket accepts per-key TTLs
+	// (nats-server 2.11+); without it expiry is enforced only on read.
+	keyTTL bool
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open connects to NATS (starting an embedded server when cfg.URL is empty)
+// and creates or updates the sessions and context buckets.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{cfg: cfg, log: cfg.Logger, closed: make(chan struct{})}
+	opts := []nats.Option{
+		nats.Name("skillhost"),
+		nats.ClosedHandler(func(*nats.Conn) { close(s.closed) }),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				s.log.Warn("nats: disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { s.log.Info("nats: reconnected", "url", nc.ConnectedUrlRedacted()) }),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { s.log.Warn("nats: async error", "err", err) }),
+	}
+	url := cfg.URL
+	if url == "" {
+		if s.srv, s.unlock, err = startEmbedded(ctx, cfg); err != nil {
+			return nil, err
+		}
+		opts = append(opts, nats.InProcessServer(s.srv))
+		url = s.srv.ClientURL()
+	} else {
+		opts = append(opts,
+			nats.MaxReconnects(-1), // a host outlives cluster restarts
+			nats.ReconnectWait(500*time.Millisecond),
+			nats.ReconnectJitter(250*time.Millisecond, time.Second),
+			nats.Timeout(5*time.Second),
+		)
+	}
+	if s.nc, err = nats.Connect(url, opts...); err != nil {
+		s.shutdownServer()
+		return nil, fmt.Errorf("store: connect: %w", err) // no URL: it may hold credentials
+	}
+	if err := s.init(ctx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// init binds JetStream and the buckets.
+func (s *Store) init(ctx context.Context) error {
+	var err error
+	if s.js, err = jetstream.New(s.nc); err != nil {
+		return fmt.Errorf("store: jetstream: %w", err)
+	}
+	if need := int64(s.cfg.MaxValueBytes + recordOverhead); s.nc.MaxPayload() < need {
+		s.log.Warn("nats: server max_payload is below MaxValueBytes plus overhead; large values will be refused",
+			"max_payload", s.nc.MaxPayload(), "need", need)
+	}
+	maxRecord := int32(s.cfg.MaxValueBytes + recordOverhead)
+	if s.sessions, err = s.ensureBucket(ctx, bucketSpec{
+		name: SessionsBucket, description: "skillhost sessions", maxValue: maxRecord,
+	}); err != nil {
+		return err
+	}
+	info, err := s.js.AccountInfo(ctx)
+	if err != nil {
+		return fmt.Errorf("store: jetstream account: %w", err)
+	}
+	// Per-message TTL needs JetStream API level 1 (nats-server 2.11+).
+	// Without it expiry is enforced on read only.
+	s.keyTTL = info.API.Level >= 1
+	if !s.keyTTL {
+		s.log.Warn("nats: server lacks per-message TTL (needs 2.11+); expired context is hidden on read and deleted lazily")
+	}
+	s.values, err = s.ensureBucket(ctx, bucketSpec{
+		name: ContextBucket, description: "skillhost session context (per-key TTL)", maxValue: maxRecord, ttl: s.keyTTL,
+	})
+	return err
+}
+
+// KeyValue binds the bucket cfg.Bucket if it exists (its stored
+// configuration wins) and creates it from cfg otherwise. Replicas 0 means the
+// store's Replicas. For tasks, plans and other packages that keep state next
+// to sessions; to change an existing bucket's configuration use
+// JetStream().CreateOrUpdateKeyValue.
+func (s *Store) KeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := s.js.KeyValue(ctx, cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		if cfg.Replicas == 0 {
+			cfg.Replicas = s.cfg.Replicas
+		}
+		kv, err = s.js.CreateKeyValue(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
+			kv, err = s.js.KeyValue(ctx, cfg.Bucket)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: bucket %s: %w", cfg.Bucket, err)
+	}
+	return kv, nil
+}
+
+// JetStream returns the JetStream handle, for streams (plan work queues) that
+// are not key-value buckets.
+func (s *Store) JetStream() jetstream.JetStream { return s.js }
+
+// Close drains the connection (in-flight requests finish) and, in embedded
+// mode, shuts the server down and waits for it. It is idempotent; later calls
+// return the first call's result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		if s.nc != nil {
+			if err := s.nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+				s.closeErr = fmt.Errorf("store: drain: %w", err)
+				s.nc.Close()
+			}
+			select {
+			case <-s.closed:
+			case <-time.After(10 * time.Second):
+				s.nc.Close()
+			}
+		}
+		s.shutdownServer()
+	})
+	return s.closeErr
+}
+
+func (s *Store) shutdownServer() {
+	if s.srv != nil {
+		s.srv.Shutdown()
+		s.srv.WaitForShutdown()
+		s.unlock()
+	}
+}
+
+// startEmbedded starts an in-process NATS server with JetStream under
+// cfg.DataDir/nats and no network listener.
+func startEmbedded(ctx context.Context, cfg Config) (_ *server.Server, unlock func(), err error) {
+	dir := filepath.Join(cfg.DataDir, "nats")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, fmt.Errorf("store: data dir: %w", err)
+	}
+	if unlock, err = lockDir(dir); err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if err != nil {
+			unlock()
+		}
+	}()
+	srv, err := server.NewServer(&server.Options{
+		ServerName: "skillhost",
+		DontListen: true, // in-process connections only
+		JetStream:  true,
+		StoreDir:   dir,
+		// SyncAlways fsyncs every JetStream write before the publish is
+		// acknowledged. The default fsyncs in the background every two
+		// minutes: a write acknowledged in between sits only in the OS page
+		// cache, and an OS crash or power loss drops it although the client
+		// was told it was stored. skillhost promises an acknowledged session
+		// or context value survives, so it pays one fsync per write.
+		SyncAlways: true,
+		MaxPayload: int32(cfg.MaxValueBytes + recordOverhead),
+		NoLog:      true,
+		NoSigs:     true,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: embedded nats: %w", err)
+	}
+	if cfg.Logger.Enabled(ctx, slog.LevelWarn) {
+		srv.SetLogger(serverLogger{cfg.Logger}, cfg.Logger.Enabled(ctx, slog.LevelDebug), false)
+	}
+	srv.Start()
+	wait := 10 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		wait = time.Until(dl)
+	}
+	if !srv.ReadyForConnections(wait) {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, nil, fmt.Errorf("store: embedded nats not ready after %v", wait)
+	}
+	return srv, unlock, nil
+}
+
+// serverLogger adapts slog to nats-server's logger. Notices are debug-level:
+// the embedded server is an implementation detail, not a service of its own.
+type serverLogger struct{ l *slog.Logger }
+
+func (l serverLogger) Noticef(f string, v ...any) { l.l.Debug("nats-server: " + fmt.Sprintf(f, v...)) }
+func (l serverLogger) Warnf(f string, v ...any)   { l.l.Warn("nats-server: " + fmt.Sprintf(f, v...)) }
+func (l serverLogger) Fatalf(f string, v ...any)  { l.l.Error("nats-server: " + fmt.Sprintf(f, v...)) }
+func (l serverLogger) Errorf(f string, v ...any)  { l.l.Error("nats-server: " + fmt.Sprintf(f, v...)) }
+func (l serverLogger) Debugf(f string, v ...any)  { l.l.Debug("nats-server: " + fmt.Sprintf(f, v...)) }
+func (l serverLogger) Tracef(f string, v ...any)  { l.l.Debug("nats-server: " + fmt.Sprintf(f, v...)) }
