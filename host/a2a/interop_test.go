@@ -137,6 +137,12 @@ func TestV1ClientSendStreamCancel(t *testing.T) {
 			}
 		}
 	})
+	t.Run("routing errors decode as invalid params", func(t *testing.T) {
+		_, err := cl.SendMessage(ctx, skillMsg("no-such-skill", a2av1.NewDataPart(map[string]any{})))
+		if !errors.Is(err, a2av1.ErrInvalidParams) {
+			t.Errorf("unknown skill: %v, want ErrInvalidParams", err)
+		}
+	})
 	t.Run("unknown task", func(t *testing.T) {
 		_, err := cl.GetTask(ctx, &a2av1.GetTaskRequest{ID: "no-such-task"})
 		if !errors.Is(err, a2av1.ErrTaskNotFound) {

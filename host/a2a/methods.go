@@ -30,7 +30,7 @@ var (
 // name decides the wire shape of params and results.
 func Register(eng *jsonrpc.Engine, svc *Service) {
 	v1 := func(name string, h func(context.Context, json.RawMessage) (any, error)) {
-		eng.Register(name, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		eng.RegisterA2A(name, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 			if err := checkVersion(ctx, Version10); err != nil {
 				return nil, err
 			}

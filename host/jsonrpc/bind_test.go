@@ -1,0 +1,92 @@
+package jsonrpc
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/skillhost/skillhost/host/fault"
+)
+
+type execParams struct {
+	SkillID string         `json:"skill_id"`
+	Timeout int            `json:"timeout"`
+	Input   map[string]any `json:"skill_params"`
+	Nested  struct {
+		Depth int `json:"depth"`
+	} `json:"nested"`
+}
+
+type withSession struct {
+	SessionID string `json:"session_id"`
+	Text      string `json:"text"`
+}
+
+func TestBind(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		params    string
+		target    func() any
+		want      any
+		wantField string // "" = success
+		wantMsg   string
+	}{
+		{"ok", `{"skill_id":"up","timeout":5}`, func() any { return &execParams{} }, &execParams{SkillID: "up", Timeout: 5}, "", ""},
+		{"envelope members allowed", `{"skill_id":"up","request_id":"r","timestamp":"t","version":"1.0","session_id":"s"}`,
+			func() any { return &execParams{} }, &execParams{SkillID: "up"}, "", ""},
+		{"envelope member kept when known", `{"session_id":"s1","text":"hi","version":"1"}`,
+			func() any { return &withSession{} }, &withSession{SessionID: "s1", Text: "hi"}, "", ""},
+		{"absent params leave target", ``, func() any { return &execParams{SkillID: "keep"} }, &execParams{SkillID: "keep"}, "", ""},
+		{"unknown field", `{"skill_id":"up","timeot":5}`, func() any { return &execParams{} }, nil, "timeot", `unknown field "timeot"`},
+		{"unknown nested field", `{"nested":{"depht":1}}`, func() any { return &execParams{} }, nil, "depht", `unknown field "depht"`},
+		{"wrong type", `{"skill_id":"up","timeout":"5s"}`, func() any { return &execParams{} }, nil, "timeout", `field "timeout" must be an integer, got string`},
+		{"wrong nested type", `{"nested":{"depth":1.5}}`, func() any { return &execParams{} }, nil, "nested.depth", `field "nested.depth" must be an integer`},
+		{"array for object", `[1,2]`, func() any { return &execParams{} }, nil, "", "params must be an object, got array"},
+		{"object for array", `{"a":1}`, func() any { return &[]int{} }, nil, "", "params must be an array, got object"},
+		{"custom decoder error", `{"at":"yesterday"}`, func() any {
+			return &struct {
+				At time.Time `json:"at"`
+			}{}
+		}, nil, "", "params: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			req := &Request{Params: json.RawMessage(tt.params)}
+			got := tt.target()
+			err := req.Bind(got)
+			if tt.wantMsg == "" {
+				if err != nil {
+					t.Fatalf("Bind: %v", err)
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("Bind (-want +got):\n%s", diff)
+				}
+				return
+			}
+			var fe *fault.Error
+			if !errors.As(err, &fe) || fe.Kind != fault.InvalidParams || fe.Reason != fault.ReasonInvalidParams {
+				t.Fatalf("Bind error = %v, want InvalidParams", err)
+			}
+			if !strings.Contains(fe.Message(), tt.wantMsg) {
+				t.Errorf("message %q does not contain %q", fe.Message(), tt.wantMsg)
+			}
+			if tt.wantField != "" && fe.Data["field"] != tt.wantField {
+				t.Errorf("data.field = %v, want %q", fe.Data["field"], tt.wantField)
+			}
+		})
+	}
+}
+
+func TestBindNonPointerIsInternal(t *testing.T) {
+	t.Parallel()
+	err := (&Request{Params: json.RawMessage(`{}`)}).Bind(execParams{})
+	if err == nil || fault.KindOf(err) != fault.Internal {
+		t.Errorf("Bind(non-pointer) = %v, want an internal error", err)
+	}
+}

@@ -1,0 +1,227 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/skillhost/skillhost/host/fault"
+)
+
+// ReasonStreamNotBatchable is the error reason for a streaming result
+// requested inside a batch or by a notification.
+const ReasonStreamNotBatchable = "stream_not_batchable"
+
+// ErrorInfoType is the @type of the google.rpc.ErrorInfo objects carried as
+// error data by A2A kinds.
+const ErrorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"
+
+// ErrorDomain is the ErrorInfo domain of errors raised by this host.
+const ErrorDomain = "skillhost"
+
+var nullID = json.RawMessage("null")
+
+// EncodeResult encodes a success response for id (nil encodes as null). If v
+// cannot be encoded as JSON the response is a -32603 error instead.
+func EncodeResult(id json.RawMessage, v any) []byte {
+	b, err := encodeResult(id, v)
+	if err != nil {
+		return encodeFault(id, Envelope{}, "", fault.Wrap(fault.Internal, fault.ReasonInternal, err, "internal error"), false)
+	}
+	return b
+}
+
+func encodeResult(id json.RawMessage, v any) ([]byte, error) {
+	res, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(res) + len(id) + 40)
+	buf.WriteString(`{"jsonrpc":"2.0","result":`)
+	buf.Write(res)
+	buf.WriteString(`,"id":`)
+	buf.Write(idOrNull(id))
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+// EncodeError encodes an error response for id (nil encodes as null). err is
+// classified by SafeFault; env and the ctx's TransportInfo supply the
+// request_id and session_id of the error data.
+func EncodeError(ctx context.Context, id json.RawMessage, env Envelope, err error) []byte {
+	fe, _ := SafeFault(err)
+	return encodeFault(id, env, TransportFrom(ctx).RequestID, fe, false)
+}
+
+// SafeFault classifies err for the wire: a *fault.Error in the chain is
+// returned as is; context deadline and cancellation become Timeout and
+// Canceled; anything else becomes Internal with the message "internal error"
+// so Go error text never reaches a client. hidden reports that last case (the
+// caller should log err).
+func SafeFault(err error) (fe *fault.Error, hidden bool) {
+	if err == nil {
+		return fault.New(fault.Internal, fault.ReasonInternal, "internal error"), true
+	}
+	if errors.As(err, &fe) {
+		return fe, false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return fault.From(err), false
+	}
+	return fault.Wrap(fault.Internal, fault.ReasonInternal, err, "internal error"), true
+}
+
+type wireError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data"`
+}
+
+// encodeFault encodes an error response; info forces the ErrorInfo-array
+// form of `data` (A2A v1.0 methods), which A2A kinds always get.
+func encodeFault(id json.RawMessage, env Envelope, transportRID string, fe *fault.Error, info bool) []byte {
+	e := wireError{Code: fe.Kind.Code(), Message: fe.Message()}
+	info = info || fe.Kind.IsA2A()
+	e.Data = errorData(env, transportRID, fe, true, info)
+	body, err := json.Marshal(e)
+	if err != nil { // a Data value that cannot be encoded: drop the extras
+		e.Data = errorData(env, transportRID, fe, false, info)
+		body, _ = json.Marshal(e)
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(body) + len(id) + 40)
+	buf.WriteString(`{"jsonrpc":"2.0","error":`)
+	buf.Write(body)
+	buf.WriteString(`,"id":`)
+	buf.Write(idOrNull(id))
+	buf.WriteByte('}')
+	return buf.Bytes()
+}
+
+func idOrNull(id json.RawMessage) json.RawMessage {
+	if len(id) == 0 {
+		return nullID
+	}
+	return id
+}
+
+// errorData builds the `data` member: an object for JSON-RPC and
+// skillhost kinds, a one-element array of google.rpc.ErrorInfo for A2A kinds.
+func errorData(env Envelope, transportRID string, fe *fault.Error, extras, info bool) any {
+	rid := env.RequestID
+	if rid == "" {
+		rid = transportRID
+	}
+	if rid == "" {
+		rid = NewRequestID()
+	}
+	sid := env.SessionID
+	if s, ok := fe.Data["session_id"].(string); ok && s != "" {
+		sid = s
+	}
+	reason := ReasonOf(fe)
+	ts := time.Now().UTC().Format(time.RFC3339Nano)
+
+	if info {
+		meta := map[string]string{}
+		if extras {
+			for k, v := range fe.Data {
+				meta[k] = stringify(v)
+			}
+		}
+		meta["request_id"], meta["timestamp"] = rid, ts
+		if sid != "" {
+			meta["session_id"] = sid
+		}
+		return []any{map[string]any{
+			"@type":    ErrorInfoType,
+			"reason":   upperSnake(reason),
+			"domain":   ErrorDomain,
+			"metadata": meta,
+		}}
+	}
+	data := map[string]any{}
+	if extras {
+		for k, v := range fe.Data {
+			data[k] = v
+		}
+	}
+	data["request_id"], data["timestamp"], data["reason"] = rid, ts, reason
+	if sid != "" {
+		data["session_id"] = sid
+	}
+	return data
+}
+
+// ReasonOf is the fault's reason, or the default reason of its kind.
+func ReasonOf(fe *fault.Error) string {
+	if fe.Reason != "" {
+		return fe.Reason
+	}
+	switch fe.Kind {
+	case fault.Parse:
+		return fault.ReasonParse
+	case fault.InvalidRequest:
+		return fault.ReasonInvalidRequest
+	case fault.MethodNotFound:
+		return fault.ReasonUnknownMethod
+	case fault.InvalidParams:
+		return fault.ReasonInvalidParams
+	case fault.Canceled:
+		return fault.ReasonCanceled
+	case fault.Timeout:
+		return fault.ReasonTimeout
+	case fault.Internal:
+		return fault.ReasonInternal
+	}
+	return snake(fe.Kind.String())
+}
+
+// snake turns a Go name into snake_case: "SessionNotFound" → "session_not_found".
+func snake(name string) string {
+	var b strings.Builder
+	for i, r := range name {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// upperSnake turns a reason into ErrorInfo's UPPER_SNAKE_CASE.
+func upperSnake(reason string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return r - ('a' - 'A')
+		case (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9'):
+			return r
+		}
+		return '_'
+	}, reason)
+}
+
+func stringify(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// NewRequestID returns a fresh random request id ("req_" + 26 base32
+// characters), used when neither the envelope nor the transport names one.
+func NewRequestID() string { return "req_" + rand.Text() }

@@ -1,0 +1,298 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"sort"
+	"sync"
+
+	"github.com/skillhost/skillhost/host/fault"
+)
+
+// Defaults of the Engine options.
+const (
+	DefaultMaxBodyBytes     = 1 << 20 // 1 MiB
+	DefaultMaxBatch         = 64
+	DefaultBatchConcurrency = 8
+)
+
+// Engine decodes JSON-RPC 2.0 bodies, dispatches them to registered handlers
+// and encodes the responses. It knows nothing about transports. An Engine is
+// safe for concurrent use; Register may be called at any time.
+type Engine struct {
+	maxBody   int
+	maxBatch  int
+	batchConc int
+	log       *slog.Logger
+	accept    func(string) bool
+
+	mu        sync.RWMutex
+	methods   map[string]Handler
+	errorInfo map[string]bool // methods whose errors always carry ErrorInfo data
+}
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithMaxBodyBytes caps the size of a request body; larger bodies get a
+// -32600 error with reason body_too_large. Optional. Default: 1 MiB.
+func WithMaxBodyBytes(n int) Option {
+	return func(e *Engine) {
+		if n > 0 {
+			e.maxBody = n
+		}
+	}
+}
+
+// WithMaxBatch caps the number of requests in a batch; longer batches get a
+// single -32600 error with reason batch_too_large. Optional. Default: 64.
+func WithMaxBatch(n int) Option {
+	return func(e *Engine) {
+		if n > 0 {
+			e.maxBatch = n
+		}
+	}
+}
+
+// WithBatchConcurrency bounds how many requests of one batch run at once.
+// Optional. Default: 8.
+func WithBatchConcurrency(n int) Option {
+	return func(e *Engine) {
+		if n > 0 {
+			e.batchConc = n
+		}
+	}
+}
+
+// WithLogger sets the logger for handler panics and hidden internal errors.
+// Optional. Default: a logger that discards everything.
+func WithLogger(l *slog.Logger) Option {
+	return func(e *Engine) {
+		if l != nil {
+			e.log = l
+		}
+	}
+}
+
+// WithVersionCheck sets the predicate applied to the envelope `version`
+// member; a refused version gets -32602 with reason unsupported_version. nil
+// accepts every version. Optional. Default: AcceptVersion1.
+func WithVersionCheck(accept func(version string) bool) Option {
+	return func(e *Engine) { e.accept = accept }
+}
+
+// NewEngine returns an Engine with no methods.
+func NewEngine(opts ...Option) *Engine {
+	e := &Engine{
+		maxBody:   DefaultMaxBodyBytes,
+		maxBatch:  DefaultMaxBatch,
+		batchConc: DefaultBatchConcurrency,
+		log:       slog.New(slog.DiscardHandler),
+		accept:    AcceptVersion1,
+		methods:   map[string]Handler{},
+	}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+// Register adds a method. It panics on an empty name, a nil handler or a
+// duplicate registration: those are programming errors.
+func (e *Engine) Register(method string, h Handler) {
+	if method == "" || h == nil {
+		panic("jsonrpc: Register needs a method name and a handler")
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, dup := e.methods[method]; dup {
+		panic(fmt.Sprintf("jsonrpc: method %q registered twice", method))
+	}
+	e.methods[method] = h
+}
+
+// RegisterA2A is Register for an official A2A v1.0 method: every error it
+// returns, whatever its kind, carries `data` as an array of
+// google.rpc.ErrorInfo, which is what A2A v1.0 clients decode.
+func (e *Engine) RegisterA2A(method string, h Handler) {
+	e.Register(method, h)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.errorInfo == nil {
+		e.errorInfo = map[string]bool{}
+	}
+	e.errorInfo[method] = true
+}
+
+// Methods lists the registered method names, sorted.
+func (e *Engine) Methods() []string {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	out := make([]string, 0, len(e.methods))
+	for m := range e.methods {
+		out = append(out, m)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Handle processes one body (a request object or a batch) and returns what
+// to send back. It never panics and always returns valid JSON in Body unless
+// there is nothing to send.
+func (e *Engine) Handle(ctx context.Context, body []byte) Reply {
+	if len(body) > e.maxBody {
+		return e.errorReply(ctx, nil, Envelope{}, fault.Newf(fault.InvalidRequest, fault.ReasonBodyTooLarge,
+			"request body is %d bytes; the limit is %d", len(body), e.maxBody))
+	}
+	if !json.Valid(body) {
+		return e.errorReply(ctx, nil, Envelope{}, fault.New(fault.Parse, fault.ReasonParse, "body is not valid JSON"))
+	}
+	if kindOf(body) == '[' {
+		return e.handleBatch(ctx, body)
+	}
+	req, echo, ferr := decodeRequest(body)
+	if ferr != nil {
+		return e.errorReply(ctx, echo, Envelope{}, ferr)
+	}
+	res, err := e.call(ctx, req)
+	if req.IsNotification() {
+		e.refuseStream(ctx, req, res)
+		return Reply{}
+	}
+	if err != nil {
+		return e.requestError(ctx, req, err)
+	}
+	if s, ok := res.(Stream); ok {
+		return Reply{Stream: s, ID: req.ID}
+	}
+	return Reply{Body: e.result(ctx, req, res)}
+}
+
+func (e *Engine) handleBatch(ctx context.Context, body []byte) Reply {
+	elems, ferr := splitBatch(body, e.maxBatch)
+	if ferr != nil {
+		return e.errorReply(ctx, nil, Envelope{}, ferr)
+	}
+	out := make([][]byte, len(elems))
+	sem := make(chan struct{}, e.batchConc)
+	var wg sync.WaitGroup
+	for i, raw := range elems {
+		req, echo, ferr := decodeRequest(raw)
+		if ferr != nil {
+			out[i] = e.errorReply(ctx, echo, Envelope{}, ferr).Body
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out[i] = e.batchElement(ctx, req)
+		})
+	}
+	wg.Wait()
+
+	var buf bytes.Buffer
+	for _, b := range out {
+		if b == nil {
+			continue
+		}
+		if buf.Len() == 0 {
+			buf.WriteByte('[')
+		} else {
+			buf.WriteByte(',')
+		}
+		buf.Write(b)
+	}
+	if buf.Len() == 0 {
+		return Reply{}
+	}
+	buf.WriteByte(']')
+	return Reply{Body: buf.Bytes()}
+}
+
+func (e *Engine) batchElement(ctx context.Context, req *Request) []byte {
+	res, err := e.call(ctx, req)
+	if e.refuseStream(ctx, req, res) && err == nil {
+		err = fault.Newf(fault.InvalidRequest, ReasonStreamNotBatchable,
+			"method %q streams its result; call it alone, not in a batch", req.Method)
+	}
+	if req.IsNotification() {
+		return nil
+	}
+	if err != nil {
+		return e.requestError(ctx, req, err).Body
+	}
+	return e.result(ctx, req, res)
+}
+
+// refuseStream closes res if it is a Stream that cannot be delivered (in a
+// batch or for a notification) and reports whether it was one.
+func (e *Engine) refuseStream(ctx context.Context, req *Request, res any) bool {
+	s, ok := res.(Stream)
+	if !ok {
+		return false
+	}
+	if c, ok := s.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			e.log.WarnContext(ctx, "jsonrpc: closing refused stream", "method", req.Method, "err", err)
+		}
+	}
+	return true
+}
+
+func (e *Engine) result(ctx context.Context, req *Request, res any) []byte {
+	b, err := encodeResult(req.ID, res)
+	if err != nil {
+		return e.requestError(ctx, req, err).Body
+	}
+	return b
+}
+
+// call looks the method up, reads the envelope and runs the handler,
+// recovering a panic as an internal error.
+func (e *Engine) call(ctx context.Context, req *Request) (res any, err error) {
+	e.mu.RLock()
+	h, ok := e.methods[req.Method]
+	e.mu.RUnlock()
+	env, envErr := readEnvelope(req.Params, e.accept)
+	req.Meta = env
+	if !ok {
+		return nil, fault.Newf(fault.MethodNotFound, fault.ReasonUnknownMethod, "method %q not found", req.Method)
+	}
+	if envErr != nil {
+		return nil, envErr
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			e.log.ErrorContext(ctx, "jsonrpc: handler panicked", "method", req.Method,
+				"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			res, err = nil, fault.New(fault.Internal, fault.ReasonInternal, "internal error")
+		}
+	}()
+	return h(ctx, req)
+}
+
+func (e *Engine) errorReply(ctx context.Context, id json.RawMessage, env Envelope, err error) Reply {
+	return e.encodeError(ctx, id, env, err, false)
+}
+
+// requestError answers a decoded request with err, in the error-data style
+// of its method (see RegisterA2A).
+func (e *Engine) requestError(ctx context.Context, req *Request, err error) Reply {
+	e.mu.RLock()
+	info := e.errorInfo[req.Method]
+	e.mu.RUnlock()
+	return e.encodeError(ctx, req.ID, req.Meta, err, info)
+}
+
+func (e *Engine) encodeError(ctx context.Context, id json.RawMessage, env Envelope, err error, info bool) Reply {
+	fe, hidden := SafeFault(err)
+	if hidden {
+		e.log.ErrorContext(ctx, "jsonrpc: internal error", "err", err)
+	}
+	return Reply{Body: encodeFault(id, env, TransportFrom(ctx).RequestID, fe, info)}
+}

@@ -1,0 +1,170 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+var fuzzSeeds = []string{
+	`{"jsonrpc":"2.0","method":"sum","params":[1,2],"id":12345678901234567890}`,
+	`{"jsonrpc":"2.0","method":"subtract","params":{"minuend":1,"subtrahend":2,"version":"2"},"id":1.0}`,
+	`{"jsonrpc":"2.0","method":"update","id":1,"id":2}`,
+	`[{"jsonrpc":"2.0","method":"notify_hello"},{"jsonrpc":"2.0","method":"get_data","id":null}]`,
+	`[[]]`, `[{}]`, `{"jsonrpc":"2.0","method":"x","params":{"session_id":1}}`, "\x00", ``,
+}
+
+func addSeeds(f *testing.F) {
+	for _, g := range mustReadGoldens(f) {
+		f.Add(g.request)
+	}
+	for _, s := range fuzzSeeds {
+		f.Add([]byte(s))
+	}
+}
+
+// isNotification reports whether raw is a request that must get no response:
+// a valid notification, or a non-empty batch of valid notifications.
+func isNotification(raw []byte) bool {
+	if kindOf(raw) == '[' {
+		var elems []json.RawMessage
+		if json.Unmarshal(raw, &elems) != nil || len(elems) == 0 {
+			return false
+		}
+		for _, e := range elems {
+			if req, _, err := decodeRequest(e); err != nil || req.ID != nil {
+				return false
+			}
+		}
+		return true
+	}
+	req, _, err := decodeRequest(raw)
+	return err == nil && req.ID == nil
+}
+
+func FuzzHandle(f *testing.F) {
+	addSeeds(f)
+	e := specEngine(f, nil, WithMaxBodyBytes(64<<10))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		reply := e.Handle(t.Context(), body)
+		if reply.Stream != nil {
+			t.Fatal("spec engine never streams")
+		}
+		if reply.Body == nil {
+			if !json.Valid(body) || !isNotification(body) {
+				t.Fatalf("no response for a non-notification: %q", body)
+			}
+			return
+		}
+		if !json.Valid(reply.Body) {
+			t.Fatalf("invalid JSON response %q for %q", reply.Body, body)
+		}
+		var objs []map[string]json.RawMessage
+		if kindOf(reply.Body) == '[' {
+			if err := json.Unmarshal(reply.Body, &objs); err != nil || len(objs) == 0 {
+				t.Fatalf("bad batch response %q: %v", reply.Body, err)
+			}
+		} else {
+			var o map[string]json.RawMessage
+			if err := json.Unmarshal(reply.Body, &o); err != nil {
+				t.Fatalf("response not an object %q: %v", reply.Body, err)
+			}
+			objs = append(objs, o)
+		}
+		for _, o := range objs {
+			_, hasResult := o["result"]
+			_, hasError := o["error"]
+			_, hasID := o["id"]
+			if string(o["jsonrpc"]) != `"2.0"` || hasResult == hasError || !hasID {
+				t.Fatalf("malformed response object %q", reply.Body)
+			}
+		}
+	})
+}
+
+func FuzzDecodeRequest(f *testing.F) {
+	addSeeds(f)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return // Handle answers -32700 before decoding
+		}
+		req, echo, ferr := decodeRequest(raw)
+		if ferr != nil {
+			if req != nil {
+				t.Fatal("request returned with an error")
+			}
+			if echo != nil && !json.Valid(echo) {
+				t.Fatalf("echoed id %q is not JSON", echo)
+			}
+			return
+		}
+		if req.Method == "" {
+			t.Fatal("empty method accepted")
+		}
+		if req.ID != nil {
+			if k := kindOf(req.ID); k != '"' && k != '0' && k != 'n' {
+				t.Fatalf("id %q accepted", req.ID)
+			}
+		}
+		if k := kindOf(req.Params); req.Params != nil && k != '{' && k != '[' {
+			t.Fatalf("params %q accepted", req.Params)
+		}
+		if out := EncodeResult(req.ID, req.Params); !json.Valid(out) {
+			t.Fatalf("response for accepted request is not JSON: %q", out)
+		}
+		_, _ = readEnvelope(req.Params, AcceptVersion1)
+		var v map[string]any
+		_ = req.Bind(&v)
+	})
+}
+
+// refHasDuplicates is a slow reference for checkDuplicates built on
+// json.Decoder tokens.
+func refHasDuplicates(raw []byte) bool {
+	type frame struct {
+		object, expectKey bool
+		keys              map[string]bool
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if s, ok := tok.(string); ok && top != nil && top.object && top.expectKey {
+			if top.keys[s] {
+				return true
+			}
+			top.keys[s], top.expectKey = true, false
+			continue
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if top != nil && top.object {
+			top.expectKey = true
+		}
+		if d, ok := tok.(json.Delim); ok {
+			stack = append(stack, &frame{object: d == '{', expectKey: d == '{', keys: map[string]bool{}})
+		}
+	}
+}
+
+func FuzzCheckDuplicates(f *testing.F) {
+	addSeeds(f)
+	f.Add([]byte(`{"a":{"b":[{"c":1,"\u0063":2}]},"d":"\"a\""}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		if got, want := checkDuplicates(raw) != nil, refHasDuplicates(raw); got != want {
+			t.Fatalf("checkDuplicates(%q) found duplicates = %v, reference says %v", raw, got, want)
+		}
+	})
+}

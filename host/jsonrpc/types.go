@@ -1,0 +1,85 @@
+package jsonrpc
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Request is one decoded JSON-RPC 2.0 request object.
+type Request struct {
+	// ID holds the exact bytes of the request's id as received (a string,
+	// number or null literal); nil means the request is a notification.
+	ID json.RawMessage
+	// Method is the non-empty method name.
+	Method string
+	// Params is the raw params value: an object, an array, or nil when absent.
+	Params json.RawMessage
+	// Meta holds the spec-001 envelope fields read from a params object.
+	Meta Envelope
+}
+
+// IsNotification reports whether the request has no id member, so no
+// response is sent for it.
+func (r *Request) IsNotification() bool { return r.ID == nil }
+
+// Envelope holds the spec-001 envelope fields a client may put in a params
+// object. Empty strings mean the field was absent.
+type Envelope struct {
+	RequestID string
+	SessionID string
+	Timestamp string
+	Version   string
+}
+
+// Handler serves one method. A returned *fault.Error becomes the error
+// response; any other error becomes -32603 "internal error" (the cause is
+// logged, never sent). A result implementing Stream is streamed by the
+// transport instead of being encoded.
+type Handler func(ctx context.Context, req *Request) (any, error)
+
+// Stream is a result delivered as a sequence of events, each sent as a
+// JSON-RPC response with the request's id. Next returns io.EOF after the last
+// event. A Stream that also implements io.Closer is closed when the transport
+// is done with it, including when it is refused (inside a batch or for a
+// notification).
+type Stream interface {
+	Next(ctx context.Context) (any, error)
+}
+
+// Reply is the outcome of Engine.Handle.
+type Reply struct {
+	// Body is the encoded response (an object, or an array for a batch); nil
+	// when there is nothing to send (notifications only) or Stream is set.
+	Body []byte
+	// Stream is non-nil when a single request's result is a Stream; the
+	// transport sends its events and then closes it (if it is an io.Closer).
+	Stream Stream
+	// ID is the id of the streamed request (exact bytes).
+	ID json.RawMessage
+}
+
+// TransportInfo describes the transport a request came through. Transports
+// attach it with WithTransport; handlers read it with TransportFrom.
+type TransportInfo struct {
+	Name       string              // "http", "stdio", …
+	RequestID  string              // transport-level request id, used in error data when the envelope has none
+	Header     func(string) string // request header lookup; nil when the transport has none
+	RemoteAddr string              // peer address, "" when not applicable
+}
+
+type transportKey struct{}
+
+// WithTransport returns a copy of ctx carrying info.
+func WithTransport(ctx context.Context, info TransportInfo) context.Context {
+	return context.WithValue(ctx, transportKey{}, info)
+}
+
+// TransportFrom returns the TransportInfo attached to ctx, or the zero value.
+// A nil Header is replaced by one that always returns "".
+func TransportFrom(ctx context.Context) TransportInfo {
+	info, _ := ctx.Value(transportKey{}).(TransportInfo)
+	if info.Header == nil {
+		info.Header = func(string) string { return "" }
+	}
+	return info
+}

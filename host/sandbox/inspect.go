@@ -1,0 +1,264 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// ModuleInfo describes a module's interface without instantiating it.
+type ModuleInfo struct {
+	// Exports are the exported function names, sorted.
+	Exports []string
+	// Imports are the imported functions as "module.name", sorted.
+	Imports []string
+	// MemoryMinPages is the declared minimum of the module's memory (64 KiB pages).
+	MemoryMinPages uint32
+	// MemoryMaxPages is the declared maximum, nil when the module declares none.
+	MemoryMaxPages *uint32
+	// Size is the module's size in bytes.
+	Size int
+}
+
+// HasExport reports whether fn is an exported function.
+func (i ModuleInfo) HasExport(fn string) bool {
+	_, ok := slices.BinarySearch(i.Exports, fn)
+	return ok
+}
+
+// ErrInvalidModule is wrapped by every error about a module's bytes or
+// interface (malformed binary, missing import, declared memory over the cap).
+var ErrInvalidModule = errors.New("invalid wasm module")
+
+// Inspect decodes the import, memory and export sections of a wasm binary.
+// It neither compiles nor instantiates the module, so it is cheap and safe
+// on untrusted bytes.
+func Inspect(ctx context.Context, wasm []byte) (ModuleInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return ModuleInfo{}, err
+	}
+	info, err := decodeInfo(wasm)
+	if err != nil {
+		return ModuleInfo{}, fmt.Errorf("%w: %w", ErrInvalidModule, err)
+	}
+	return info, nil
+}
+
+// wasm section ids and extern kinds used by the decoder.
+const (
+	secImport = 2
+	secMemory = 5
+	secExport = 7
+
+	externFunc   = 0
+	externTable  = 1
+	externMemory = 2
+	externGlobal = 3
+	externTag    = 4
+)
+
+var wasmHeader = []byte{0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00}
+
+// reader is a bounds-checked cursor over wasm bytes.
+type reader struct {
+	b   []byte
+	off int
+}
+
+var errTruncated = errors.New("truncated module")
+
+func (r *reader) byte() (byte, error) {
+	if r.off >= len(r.b) {
+		return 0, errTruncated
+	}
+	c := r.b[r.off]
+	r.off++
+	return c, nil
+}
+
+// u32 reads an unsigned LEB128 of at most 5 bytes.
+func (r *reader) u32() (uint32, error) {
+	var v uint32
+	for shift := uint(0); shift < 35; shift += 7 {
+		c, err := r.byte()
+		if err != nil {
+			return 0, err
+		}
+		v |= uint32(c&0x7f) << shift
+		if c&0x80 == 0 {
+			return v, nil
+		}
+	}
+	return 0, errors.New("LEB128 integer too long")
+}
+
+func (r *reader) bytes(n uint32) ([]byte, error) {
+	if uint64(n) > uint64(len(r.b)-r.off) {
+		return nil, errTruncated
+	}
+	s := r.b[r.off : r.off+int(n)]
+	r.off += int(n)
+	return s, nil
+}
+
+func (r *reader) name() (string, error) {
+	n, err := r.u32()
+	if err != nil {
+		return "", err
+	}
+	s, err := r.bytes(n)
+	return string(s), err
+}
+
+// limits reads a limits type; memory64 and shared flags are reported as such.
+func (r *reader) limits() (minPages uint32, maxP *uint32, err error) {
+	flags, err := r.byte()
+	if err != nil {
+		return 0, nil, err
+	}
+	if flags&^0x03 != 0 {
+		return 0, nil, fmt.Errorf("unsupported limits flags 0x%02x (memory64?)", flags)
+	}
+	if minPages, err = r.u32(); err != nil {
+		return 0, nil, err
+	}
+	if flags&0x01 != 0 {
+		m, err := r.u32()
+		if err != nil {
+			return 0, nil, err
+		}
+		maxP = &m
+	}
+	return minPages, maxP, nil
+}
+
+func decodeInfo(wasm []byte) (ModuleInfo, error) {
+	info := ModuleInfo{Size: len(wasm), Exports: []string{}, Imports: []string{}}
+	if !bytes.HasPrefix(wasm, wasmHeader) {
+		return info, errors.New("not a wasm binary module (bad magic or version)")
+	}
+	r := &reader{b: wasm, off: len(wasmHeader)}
+	for r.off < len(r.b) {
+		id, err := r.byte()
+		if err != nil {
+			return info, err
+		}
+		size, err := r.u32()
+		if err != nil {
+			return info, err
+		}
+		body, err := r.bytes(size)
+		if err != nil {
+			return info, fmt.Errorf("section %d: %w", id, err)
+		}
+		s := &reader{b: body}
+		switch id {
+		case secImport:
+			err = decodeImports(s, &info)
+		case secMemory:
+			err = decodeMemories(s, &info)
+		case secExport:
+			err = decodeExports(s, &info)
+		}
+		if err != nil {
+			return info, fmt.Errorf("section %d: %w", id, err)
+		}
+	}
+	slices.Sort(info.Exports)
+	slices.Sort(info.Imports)
+	return info, nil
+}
+
+func decodeImports(s *reader, info *ModuleInfo) error {
+	n, err := s.u32()
+	if err != nil {
+		return err
+	}
+	for range n {
+		mod, err := s.name()
+		if err != nil {
+			return err
+		}
+		name, err := s.name()
+		if err != nil {
+			return err
+		}
+		kind, err := s.byte()
+		if err != nil {
+			return err
+		}
+		switch kind {
+		case externFunc:
+			_, err = s.u32()
+			info.Imports = append(info.Imports, mod+"."+name)
+		case externTable:
+			if _, err = s.byte(); err == nil {
+				_, _, err = s.limits()
+			}
+		case externMemory:
+			var minPages uint32
+			var maxP *uint32
+			minPages, maxP, err = s.limits()
+			info.MemoryMinPages, info.MemoryMaxPages = minPages, maxP
+			// An imported memory is never provided: report it as an import.
+			info.Imports = append(info.Imports, mod+"."+name)
+		case externGlobal:
+			if _, err = s.byte(); err == nil {
+				_, err = s.byte()
+			}
+		case externTag:
+			if _, err = s.byte(); err == nil {
+				_, err = s.u32()
+			}
+		default:
+			return fmt.Errorf("unknown import kind %d", kind)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func decodeMemories(s *reader, info *ModuleInfo) error {
+	n, err := s.u32()
+	if err != nil {
+		return err
+	}
+	for i := range n {
+		minPages, maxP, err := s.limits()
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			info.MemoryMinPages, info.MemoryMaxPages = minPages, maxP
+		}
+	}
+	return nil
+}
+
+func decodeExports(s *reader, info *ModuleInfo) error {
+	n, err := s.u32()
+	if err != nil {
+		return err
+	}
+	for range n {
+		name, err := s.name()
+		if err != nil {
+			return err
+		}
+		kind, err := s.byte()
+		if err != nil {
+			return err
+		}
+		if _, err := s.u32(); err != nil {
+			return err
+		}
+		if kind == externFunc {
+			info.Exports = append(info.Exports, name)
+		}
+	}
+	return nil
+}

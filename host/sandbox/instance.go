@@ -1,0 +1,170 @@
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"io"
+	"io/fs"
+	"log/slog"
+	"sync"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
+)
+
+// Mount is a read-only file system visible to the guest at GuestPath. The
+// caller builds FS and is responsible for its confinement: prefer
+// os.Root.FS() over os.DirFS, which follows symlinks out of the directory.
+type Mount struct {
+	GuestPath string
+	FS        fs.FS
+}
+
+// maxSleep bounds one guest sleep (WASI poll_oneoff): a sleeping guest
+// wakes at least this often, so the call's deadline can interrupt it.
+const maxSleep = 10 * time.Millisecond
+
+// logBudget caps what one instance may write to the logger through WASI
+// stdout/stderr and Extism logging; the rest is discarded.
+const logBudget = 64 << 10
+
+// logLineCap truncates each logged chunk.
+const logLineCap = 1 << 10
+
+// instance is one Extism plugin instance and its memory meter. It runs one
+// call at a time (the pool hands it to one caller).
+type instance struct {
+	plugin *extism.Plugin
+	meter  *meter
+	log    *cappedLog
+}
+
+// moduleConfig builds the WASI configuration shared by a module's
+// instances: no env, args = [name], real clocks, crypto random, bounded
+// sleep, read-only mounts, stdout/stderr to the capped logger.
+func moduleConfig(name string, mounts []Mount) wazero.ModuleConfig {
+	mc := wazero.NewModuleConfig().
+		WithArgs(name).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithNanosleep(func(ns int64) { time.Sleep(min(time.Duration(ns), maxSleep)) }).
+		WithRandSource(rand.Reader)
+	if len(mounts) > 0 {
+		fsc := wazero.NewFSConfig()
+		for _, m := range mounts {
+			fsc = fsc.WithFSMount(readOnlyFS{m.FS}, m.GuestPath)
+		}
+		mc = mc.WithFSConfig(fsc)
+	}
+	return mc
+}
+
+// newInstance instantiates the compiled plugin under ctx (whose deadline
+// bounds any start function) with a fresh memory meter.
+func (m *Module) newInstance(ctx context.Context) (*instance, error) {
+	mt := newMeter(m.limits.MemoryBytes)
+	lg := newCappedLog(m.logger, m.name)
+	ictx := experimental.WithMemoryAllocator(ctx, mt)
+	cfg := m.modCfg.WithStdout(lg).WithStderr(lg)
+	p, err := m.compiled.Instance(ictx, extism.PluginInstanceConfig{ModuleConfig: cfg})
+	if err != nil {
+		return nil, &instantiateError{err: err, meter: mt}
+	}
+	p.SetLogger(func(level extism.LogLevel, msg string) {
+		_, _ = lg.Write([]byte(level.String() + " " + msg))
+	})
+	m.stats.instanceCreated()
+	return &instance{plugin: p, meter: mt, log: lg}, nil
+}
+
+// instantiateError is a failed instantiation with the meter that watched it.
+type instantiateError struct {
+	err   error
+	meter *meter
+}
+
+func (e *instantiateError) Error() string { return "instantiating plugin: " + e.err.Error() }
+func (e *instantiateError) Unwrap() error { return e.err }
+
+// close frees the instance; ctx may already be done.
+func (i *instance) close(ctx context.Context) {
+	_ = i.plugin.Close(context.WithoutCancel(ctx))
+}
+
+// cappedLog forwards guest output to a logger, truncating each chunk and
+// dropping everything past a total budget.
+type cappedLog struct {
+	logger *slog.Logger
+	plugin string
+
+	mu   sync.Mutex
+	left int
+}
+
+func newCappedLog(logger *slog.Logger, plugin string) *cappedLog {
+	return &cappedLog{logger: logger, plugin: plugin, left: logBudget}
+}
+
+// reset restores the budget; called before each call.
+func (c *cappedLog) reset() {
+	c.mu.Lock()
+	c.left = logBudget
+	c.mu.Unlock()
+}
+
+// Write implements io.Writer; it never fails.
+func (c *cappedLog) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	n := min(len(p), c.left, logLineCap)
+	c.left -= n
+	c.mu.Unlock()
+	if n > 0 {
+		c.logger.Debug("plugin output", "plugin", c.plugin, "text", string(p[:n]), "truncated", n < len(p))
+	}
+	return len(p), nil
+}
+
+// readOnlyFS hides any write capability of the files of an fs.FS: wazero
+// writes through a file that implements io.Writer even on an fs.FS mount.
+type readOnlyFS struct{ fsys fs.FS }
+
+func (r readOnlyFS) Open(name string) (fs.File, error) {
+	f, err := r.fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return readOnlyFile{f}, nil
+}
+
+// readOnlyFile exposes reading, seeking and directory listing only.
+type readOnlyFile struct{ f fs.File }
+
+func (r readOnlyFile) Stat() (fs.FileInfo, error) { return r.f.Stat() }
+func (r readOnlyFile) Read(p []byte) (int, error) { return r.f.Read(p) }
+func (r readOnlyFile) Close() error               { return r.f.Close() }
+
+// ReadDir implements fs.ReadDirFile when the underlying file does.
+func (r readOnlyFile) ReadDir(n int) ([]fs.DirEntry, error) {
+	if d, ok := r.f.(fs.ReadDirFile); ok {
+		return d.ReadDir(n)
+	}
+	return nil, &fs.PathError{Op: "readdir", Err: fs.ErrInvalid}
+}
+
+// Seek implements io.Seeker when the underlying file does.
+func (r readOnlyFile) Seek(offset int64, whence int) (int64, error) {
+	if s, ok := r.f.(io.Seeker); ok {
+		return s.Seek(offset, whence)
+	}
+	return 0, &fs.PathError{Op: "seek", Err: fs.ErrInvalid}
+}
+
+// ReadAt implements io.ReaderAt when the underlying file does.
+func (r readOnlyFile) ReadAt(p []byte, off int64) (int, error) {
+	if ra, ok := r.f.(io.ReaderAt); ok {
+		return ra.ReadAt(p, off)
+	}
+	return 0, &fs.PathError{Op: "readat", Err: fs.ErrInvalid}
+}

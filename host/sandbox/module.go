@@ -1,0 +1,244 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+
+	"github.com/skillhost/skillhost/host/fault"
+)
+
+// ReasonModuleClosed is the fault reason of a call to a closed module (the
+// plugin was unloaded or reloaded while the call waited).
+const ReasonModuleClosed = "module_closed"
+
+// Module is a compiled plugin and its instance pool. It is safe for
+// concurrent use; at most Limits.Concurrency calls run at once.
+type Module struct {
+	name     string
+	rt       *Runtime
+	limits   Limits
+	info     ModuleInfo
+	compiled *extism.CompiledPlugin
+	modCfg   wazero.ModuleConfig
+	logger   *slog.Logger
+	stats    counters
+
+	slots chan struct{}  // one token per running call
+	idle  chan *instance // instances ready for a call
+	done  chan struct{}  // closed when Close starts
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Result is the outcome of a successful call.
+type Result struct {
+	// Output is the plugin's output (at most Limits.OutputBytes).
+	Output []byte
+	// Duration is the call's wall time, instantiation included.
+	Duration time.Duration
+	// MemoryPeakBytes is the high-water mark of the instance's linear memory
+	// (plugin plus Extism kernel memory) after the call. Linear memory never
+	// shrinks, so for a pooled instance it includes earlier calls' growth.
+	MemoryPeakBytes uint64
+	// Fresh is true when the instance was created for this call (no warm
+	// instance was free); such a call pays instantiation.
+	Fresh bool
+}
+
+func newModule(rt *Runtime, spec ModuleSpec, limits Limits, info ModuleInfo, compiled *extism.CompiledPlugin) *Module {
+	m := &Module{
+		name:     spec.Name,
+		rt:       rt,
+		limits:   limits,
+		info:     info,
+		compiled: compiled,
+		modCfg:   moduleConfig(spec.Name, spec.Mounts),
+		logger:   rt.logger,
+		slots:    make(chan struct{}, limits.Concurrency),
+		idle:     make(chan *instance, limits.Concurrency),
+		done:     make(chan struct{}),
+	}
+	m.stats.parent = &rt.stats
+	return m
+}
+
+// warm creates the warm instances under ctx bounded by the call timeout.
+func (m *Module) warm(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, m.limits.Timeout)
+	defer cancel()
+	for range m.limits.WarmInstances {
+		inst, err := m.newInstance(ctx)
+		if err != nil {
+			m.drainIdle(ctx)
+			return fmt.Errorf("creating a warm instance: %w", m.instantiateFault(ctx, ctx, err))
+		}
+		m.idle <- inst
+	}
+	return nil
+}
+
+// Info describes the module's exports, imports and declared memory.
+func (m *Module) Info() ModuleInfo { return m.info }
+
+// Name is the module's name.
+func (m *Module) Name() string { return m.name }
+
+// Limits are the module's effective limits (defaults filled).
+func (m *Module) Limits() Limits { return m.limits }
+
+// Stats returns the module's counters.
+func (m *Module) Stats() Stats { return m.stats.snapshot() }
+
+// Call runs the exported function with input under the module's limits and
+// ctx. The ctx reaches the module's host functions. Every failure is a
+// *fault.Error (see the package documentation for the classification).
+func (m *Module) Call(ctx context.Context, function string, input []byte) (*Result, error) {
+	if !m.info.HasExport(function) {
+		return nil, fault.Newf(fault.InvalidParams, fault.ReasonUnknownSkill,
+			"plugin %q has no exported function %q", m.name, function).With("plugin", m.name)
+	}
+	m.stats.call()
+	res, err := m.call(ctx, function, input)
+	if err != nil {
+		m.stats.failure()
+		return nil, err
+	}
+	return res, nil
+}
+
+func (m *Module) call(ctx context.Context, function string, input []byte) (*Result, error) {
+	if uint64(len(input)) > m.limits.MemoryBytes {
+		return nil, fault.Newf(fault.ResourceExhausted, fault.ReasonMemoryLimit,
+			"input of %d bytes exceeds the memory cap of %s", len(input), formatBytes(m.limits.MemoryBytes)).
+			With("memory_limit_bytes", m.limits.MemoryBytes)
+	}
+	if err := m.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer func() { <-m.slots }()
+
+	callCtx, cancel := context.WithTimeout(ctx, m.limits.Timeout)
+	defer cancel()
+	start := time.Now()
+	inst, fresh := m.takeIdle(), false
+	if inst == nil {
+		var err error
+		if inst, err = m.newInstance(callCtx); err != nil {
+			return nil, m.instantiateFault(ctx, callCtx, err)
+		}
+		fresh = true
+	}
+	before := inst.meter.Refusals()
+	inst.log.reset()
+	rc, out, err := inst.plugin.CallWithContext(callCtx, function, input)
+	dur := time.Since(start)
+	ferr, keep := m.classify(ctx, callCtx, inst, before, function, rc, out, err)
+	m.putBack(ctx, inst, keep)
+	if ferr != nil {
+		return nil, ferr.With("plugin", m.name).With("function", function)
+	}
+	return &Result{Output: out, Duration: dur, MemoryPeakBytes: inst.meter.Peak(), Fresh: fresh}, nil
+}
+
+// acquire takes a call slot, waiting at most QueueWait.
+func (m *Module) acquire(ctx context.Context) error {
+	select {
+	case <-m.done:
+		return m.closedFault()
+	default:
+	}
+	select {
+	case m.slots <- struct{}{}:
+	default:
+		t := time.NewTimer(m.limits.QueueWait)
+		defer t.Stop()
+		select {
+		case m.slots <- struct{}{}:
+		case <-m.done:
+			return m.closedFault()
+		case <-ctx.Done():
+			return ctxFault(ctx, m.limits.Timeout)
+		case <-t.C:
+			m.stats.saturation()
+			return fault.Newf(fault.ResourceExhausted, fault.ReasonPoolSaturated,
+				"plugin %q: all %d instances busy for %v", m.name, m.limits.Concurrency, m.limits.QueueWait).
+				With("plugin", m.name).With("concurrency", m.limits.Concurrency)
+		}
+	}
+	select {
+	case <-m.done: // Close started while we waited: give the slot back.
+		<-m.slots
+		return m.closedFault()
+	default:
+		return nil
+	}
+}
+
+func (m *Module) closedFault() *fault.Error {
+	return fault.Newf(fault.InvalidState, ReasonModuleClosed, "plugin %q is closed", m.name).With("plugin", m.name)
+}
+
+// takeIdle returns a ready instance, or nil.
+func (m *Module) takeIdle() *instance {
+	select {
+	case inst := <-m.idle:
+		return inst
+	default:
+		return nil
+	}
+}
+
+// putBack returns a healthy instance to the pool, or discards it. A
+// discarded instance is replaced lazily by the next call that finds no idle
+// instance.
+func (m *Module) putBack(ctx context.Context, inst *instance, keep bool) {
+	if keep {
+		select {
+		case <-m.done:
+		default:
+			m.idle <- inst // never blocks: idle has room for every slot
+			return
+		}
+	}
+	inst.close(ctx)
+	m.stats.instanceDiscarded()
+}
+
+// drainIdle closes every idle instance.
+func (m *Module) drainIdle(ctx context.Context) {
+	for inst := m.takeIdle(); inst != nil; inst = m.takeIdle() {
+		inst.close(ctx)
+		m.stats.instanceDiscarded()
+	}
+}
+
+// Close refuses new calls, waits for in-flight calls (until ctx ends, after
+// which they are aborted), then frees every instance and the compiled
+// module. It is idempotent.
+func (m *Module) Close(ctx context.Context) error {
+	m.closeOnce.Do(func() {
+		close(m.done)
+		var waitErr error
+	wait:
+		for range m.limits.Concurrency {
+			select {
+			case m.slots <- struct{}{}:
+			case <-ctx.Done():
+				waitErr = fmt.Errorf("closing plugin %q: in-flight calls aborted: %w", m.name, ctx.Err())
+				break wait
+			}
+		}
+		m.drainIdle(ctx)
+		m.closeErr = errors.Join(waitErr, m.compiled.Close(context.WithoutCancel(ctx)))
+		m.rt.forget(m)
+	})
+	return m.closeErr
+}

@@ -1,0 +1,44 @@
+package sandbox
+
+import "sync/atomic"
+
+// Stats are cumulative counters for metrics. InstancesLive is a gauge.
+type Stats struct {
+	Calls              uint64 // calls that reached an instance or the queue
+	Failures           uint64 // calls that returned an error
+	PoolSaturated      uint64 // calls refused with pool_saturated
+	InstancesCreated   uint64 // instances created (warm or fresh)
+	InstancesDiscarded uint64 // instances closed after a failure or at Close
+	InstancesLive      uint64 // instances currently alive
+}
+
+// counters are the atomic counters behind Stats. A module's counters
+// forward every increment to its runtime's.
+type counters struct {
+	parent                                    *counters
+	calls, failures, saturated, created, gone atomic.Uint64
+}
+
+func (c *counters) each(f func(*counters)) {
+	for ; c != nil; c = c.parent {
+		f(c)
+	}
+}
+
+func (c *counters) call()              { c.each(func(c *counters) { c.calls.Add(1) }) }
+func (c *counters) failure()           { c.each(func(c *counters) { c.failures.Add(1) }) }
+func (c *counters) saturation()        { c.each(func(c *counters) { c.saturated.Add(1) }) }
+func (c *counters) instanceCreated()   { c.each(func(c *counters) { c.created.Add(1) }) }
+func (c *counters) instanceDiscarded() { c.each(func(c *counters) { c.gone.Add(1) }) }
+
+func (c *counters) snapshot() Stats {
+	created, gone := c.created.Load(), c.gone.Load()
+	return Stats{
+		Calls:              c.calls.Load(),
+		Failures:           c.failures.Load(),
+		PoolSaturated:      c.saturated.Load(),
+		InstancesCreated:   created,
+		InstancesDiscarded: gone,
+		InstancesLive:      created - min(gone, created),
+	}
+}

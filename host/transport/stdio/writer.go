@@ -1,0 +1,79 @@
+package stdio
+
+import (
+	"bufio"
+	"io"
+	"log/slog"
+	"sync"
+)
+
+// writer owns w: one goroutine writes every frame, so frames never
+// interleave. After a write error it keeps accepting (and dropping) frames
+// so senders never block, and closes failed.
+type writer struct {
+	out    chan []byte
+	failed chan struct{}
+	done   chan struct{}
+	log    *slog.Logger
+
+	mu  sync.Mutex
+	err error
+}
+
+func newWriter(w io.Writer, log *slog.Logger) *writer {
+	wr := &writer{out: make(chan []byte, 16), failed: make(chan struct{}), done: make(chan struct{}), log: log}
+	go wr.loop(bufio.NewWriter(w))
+	return wr
+}
+
+func (wr *writer) loop(bw *bufio.Writer) {
+	defer close(wr.done)
+	for body := range wr.out {
+		if wr.error() != nil {
+			continue
+		}
+		err := WriteFrame(bw, body)
+		if err == nil && len(wr.out) == 0 {
+			err = bw.Flush()
+		}
+		if err != nil {
+			wr.log.Error("stdio: write failed", "err", err)
+			wr.mu.Lock()
+			wr.err = err
+			wr.mu.Unlock()
+			close(wr.failed)
+		}
+	}
+	if wr.error() == nil {
+		if err := bw.Flush(); err != nil {
+			wr.mu.Lock()
+			wr.err = err
+			wr.mu.Unlock()
+		}
+	}
+}
+
+// send queues one frame; false once writing has failed.
+func (wr *writer) send(body []byte) bool {
+	select {
+	case <-wr.failed:
+		return false
+	default:
+	}
+	wr.out <- body
+	return true
+}
+
+func (wr *writer) error() error {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	return wr.err
+}
+
+// close flushes the queued frames and returns the first write error. No
+// send may happen after close.
+func (wr *writer) close() error {
+	close(wr.out)
+	<-wr.done
+	return wr.error()
+}
