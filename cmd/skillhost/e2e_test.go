@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binPath is the skillhost binary built once for the end-to-end tests.
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "skillhost-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binPath = filepath.Join(dir, "skillhost")
+	build := exec.Command("go", "build", "-o", binPath, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building skillhost:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// hostProc is a running `skillhost serve`.
+type hostProc struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *syncBuffer
+	done   chan error
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+var urlLine = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+)`)
+
+// startHost runs `skillhost serve` on a free loopback port with the given
+// data and plugin folders and waits until /health answers.
+func startHost(t *testing.T, data, plugins string, extra ...string) *hostProc {
+	t.Helper()
+	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--plugins", plugins}, extra...)
+	cmd := exec.Command(binPath, args...)
+	p := &hostProc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
+	pr, pw := io.Pipe()
+	cmd.Stderr = io.MultiWriter(p.stderr, pw)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start skillhost: %v", err)
+	}
+	go func() { p.done <- cmd.Wait(); pw.Close() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if m := urlLine.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+				break
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	select {
+	case p.url = <-found:
+	case err := <-p.done:
+		t.Fatalf("skillhost exited early: %v\n%s", err, p.stderr.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("skillhost did not report its address:\n%s", p.stderr.String())
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(p.url + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("health never answered: %v\n%s", err, p.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// rpcResponse is a decoded JSON-RPC response.
+type rpcResponse struct {
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int            `json:"code"`
+		Message string         `json:"message"`
+		Data    map[string]any `json:"data"`
+	} `json:"error"`
+}
+
+// call posts one JSON-RPC request and decodes the response.
+func call(t *testing.T, url, method string, params any) rpcResponse {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/rpc", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", method, err)
+	}
+	defer resp.Body.Close()
+	var out rpcResponse
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		t.Fatalf("%s: decode: %v", method, err)
+	}
+	return out
+}
+
+func mustResult(t *testing.T, r rpcResponse, v any) {
+	t.Helper()
+	if r.Error != nil {
+		t.Fatalf("unexpected error %d %s %v", r.Error.Code, r.Error.Message, r.Error.Data)
+	}
+	if err := json.Unmarshal(r.Result, v); err != nil {
+		t.Fatalf("decode result %s: %v", r.Result, err)
+	}
+}
+
+// runCLI runs the skillhost binary and returns stdout, stderr and exit code.
+func runCLI(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return stdout.String(), stderr.String(), code
+}
+
+func TestCLISessionAndContext(t *testing.T) {
+	t.Parallel()
+	h := startHost(t, t.TempDir(), t.TempDir())
+	out, errOut, code := runCLI(t, "call", "--url", h.url, "_cleveragents/session/create", `{"session_id":"cli-1"}`)
+	if code != 0 || !strings.Contains(out, `"status": "active"`) {
+		t.Fatalf("session/create: code %d\n%s\n%s", code, out, errOut)
+	}
+	_, errOut, code = runCLI(t, "call", "--url", h.url, "_cleveragents/context/set", `{"session_id":"cli-1","context_key":"k","value":{"n":1}}`)
+	if code != 0 {
+		t.Fatalf("context/set: code %d: %s", code, errOut)
+	}
+	out, _, code = runCLI(t, "call", "--url", h.url, "_cleveragents/context/get", `{"session_id":"cli-1","context_key":"k"}`)
+	if code != 0 || !strings.Contains(out, `"n": 1`) {
+		t.Fatalf("context/get: code %d\n%s", code, out)
+	}
+	if _, _, code = runCLI(t, "call", "--url", h.url, "_cleveragents/session/close", `{"session_id":"cli-1"}`); code != 0 {
+		t.Fatalf("session/close: code %d", code)
+	}
+	out, errOut, code = runCLI(t, "call", "--url", h.url, "_cleveragents/context/get", `{"session_id":"cli-1","context_key":"k"}`)
+	if code != 1 || !strings.Contains(out, "-32100") || !strings.Contains(errOut, "session_closed") {
+		t.Fatalf("closed session: want exit 1 with -32100 session_closed; got %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+func TestCLIUsageErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"no url", []string{"call", "x"}, 2},
+		{"bad params json", []string{"call", "--url", "http://127.0.0.1:1", "m", "{nope"}, 2},
+		{"unknown flag", []string{"serve", "--nope"}, 2},
+		{"unknown command", []string{"frobnicate"}, 2},
+		{"unreachable host", []string{"call", "--url", "http://127.0.0.1:1", "m"}, 1},
+		{"version", []string{"version"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, stderr, code := runCLI(t, tt.args...)
+			if code != tt.want {
+				t.Errorf("exit code %d, want %d (stderr %q)", code, tt.want, stderr)
+			}
+			if code != 0 && strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("stderr should be one line, got %q", stderr)
+			}
+		})
+	}
+}
+
+// TestKill9KeepsAcknowledgedState: everything the host acknowledged before a
+// SIGKILL is there after a restart on the same data directory.
+func TestKill9KeepsAcknowledgedState(t *testing.T) {
+	t.Parallel()
+	data, plugins := t.TempDir(), t.TempDir()
+	h := startHost(t, data, plugins)
+	const n = 25
+	for i := 0; i < n; i++ {
+		id := fmt.Sprintf("k9-%d", i)
+		var created map[string]any
+		mustResult(t, call(t, h.url, "_cleveragents/session/create", map[string]any{"session_id": id}), &created)
+		var set map[string]any
+		mustResult(t, call(t, h.url, "_cleveragents/context/set", map[string]any{"session_id": id, "context_key": "v", "value": i}), &set)
+	}
+	if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-h.done
+	h2 := startHost(t, data, plugins)
+	for i := 0; i < n; i++ {
+		var got struct {
+			Value int `json:"value"`
+		}
+		mustResult(t, call(t, h2.url, "_cleveragents/context/get", map[string]any{"session_id": fmt.Sprintf("k9-%d", i), "context_key": "v"}), &got)
+		if got.Value != i {
+			t.Errorf("session k9-%d: value %d, want %d", i, got.Value, i)
+		}
+	}
+}
+
+// TestSIGTERMShutsDownCleanly: SIGTERM exits 0 after a graceful shutdown.
+func TestSIGTERMShutsDownCleanly(t *testing.T) {
+	t.Parallel()
+	h := startHost(t, t.TempDir(), t.TempDir())
+	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-h.done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v\n%s", err, h.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no exit 30s after SIGTERM")
+	}
+	if !strings.Contains(h.stderr.String(), "shutting down") {
+		t.Errorf("no shutdown log:\n%s", h.stderr.String())
+	}
+}

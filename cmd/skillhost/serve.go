@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/config"
+)
+
+func newServeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the plugin folder over HTTP (JSON-RPC, A2A) and/or stdio",
+		Long: `Serve loads every plugin in the plugin folder, watches it for changes, and serves the skills.
+
+Configuration layers: defaults < --config FILE < SKILLHOST_* environment < flags.
+--stdio serves the stdio transport (local mode); with --listen too it serves both (hybrid mode).`,
+		Args: cobra.NoArgs,
+		RunE: runServe,
+	}
+	d := config.Defaults()
+	f := cmd.Flags()
+	f.String("config", "", "YAML configuration file")
+	f.String("listen", d.Listen, "HTTP listen address (empty: no HTTP)")
+	f.String("plugins", d.Plugins, "plugin folder to load and watch")
+	f.String("data", d.Data, "state directory (embedded NATS JetStream, compile cache)")
+	f.Bool("stdio", false, "serve the stdio transport on stdin/stdout")
+	f.String("nats", "", "NATS URL(s), comma-separated; empty embeds a server")
+	return cmd
+}
+
+func runServe(cmd *cobra.Command, _ []string) error {
+	file, _ := cmd.Flags().GetString("config")
+	flags := cmd.Flags()
+	// --stdio alone means local mode: no HTTP unless --listen is given too.
+	if stdioOn, _ := flags.GetBool("stdio"); stdioOn && !flags.Changed("listen") {
+		_ = flags.Set("listen", "")
+	}
+	cfg, err := config.Load(config.Sources{File: file, Flags: flags})
+	if err != nil {
+		return usageError{err}
+	}
+	logger := newLogger(cfg.Log)
+	slog.SetDefault(logger)
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	h, err := host.New(ctx, cfg, host.Options{Version: version, Logger: logger})
+	if err != nil {
+		return err
+	}
+	if err := h.Serve(ctx); err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// newLogger writes to stderr (stdout belongs to the stdio transport).
+func newLogger(c config.Log) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(strings.ToUpper(c.Level)))
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}

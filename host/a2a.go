@@ -1,0 +1,47 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/skillhost/skillhost/host/a2a"
+)
+
+// publicURL is the base URL published in Agent Cards.
+func (h *Host) publicURL() string {
+	if h.cfg.PublicURL != "" {
+		return strings.TrimRight(h.cfg.PublicURL, "/")
+	}
+	if h.ln != nil {
+		return "http://" + h.ln.Addr().String()
+	}
+	return "http://" + h.cfg.Listen
+}
+
+// setupA2A builds the Agent Cards and registers the A2A methods. Cards are
+// regenerated whenever the plugin set changes (hot reload).
+func (h *Host) setupA2A(ctx context.Context) error {
+	h.cards = a2a.NewCardService(a2a.CardConfig{
+		BaseURL: h.publicURL(),
+		Version: h.opts.Version,
+		Stdio:   h.cfg.Stdio,
+	}, h.registry.Snapshot, a2a.CardServiceOptions{Logger: h.log})
+	h.registry.OnChange(h.cards.Update)
+	tasks, err := a2a.OpenTaskStore(ctx, h.store, a2a.TaskStoreConfig{})
+	if err != nil {
+		return fmt.Errorf("a2a task store: %w", err)
+	}
+	h.tasks, err = a2a.NewService(a2a.ServiceConfig{
+		Executor: h.registry,
+		Snapshot: h.registry.Snapshot,
+		Tasks:    tasks,
+		Cards:    h.cards,
+		Logger:   h.log,
+	})
+	if err != nil {
+		return fmt.Errorf("a2a service: %w", err)
+	}
+	a2a.Register(h.engine, h.tasks)
+	return nil
+}

@@ -1,0 +1,233 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	extism "github.com/extism/go-sdk"
+
+	"github.com/skillhost/skillhost/host/a2a"
+	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/hostfn"
+	"github.com/skillhost/skillhost/host/jsonrpc"
+	"github.com/skillhost/skillhost/host/metrics"
+	"github.com/skillhost/skillhost/host/plugin"
+	"github.com/skillhost/skillhost/host/rpc"
+	"github.com/skillhost/skillhost/host/sandbox"
+	"github.com/skillhost/skillhost/host/store"
+	"github.com/skillhost/skillhost/host/transport/httpx"
+)
+
+// Options are what the configuration file does not carry.
+type Options struct {
+	Version string       // reported by /health and the Agent Card. Default: "dev".
+	Logger  *slog.Logger // Default: slog.Default().
+	Stdin   io.Reader    // stdio transport input. Default: os.Stdin.
+	Stdout  io.Writer    // stdio transport output. Default: os.Stdout.
+}
+
+// Host is a running skillhost. Create it with New; Serve it; Close it.
+type Host struct {
+	cfg      config.Config
+	opts     Options
+	log      *slog.Logger
+	store    *store.Store
+	runtime  *sandbox.Runtime
+	registry *plugin.Registry
+	engine   *jsonrpc.Engine
+	metrics  *metrics.Metrics
+	cards    *a2a.CardService
+	tasks    *a2a.Service
+	http     *httpx.Server
+	ln       net.Listener
+
+	served atomic.Bool // Serve took over the listener
+
+	bg     context.Context // background work (hot reload), ended by Close
+	stopBg context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// New opens the state store, starts the sandbox runtime, loads the plugin
+// folder (a broken plugin is logged and skipped, never fatal), registers
+// every method and, when cfg.Listen is set, binds the HTTP listener so that
+// Addr is known before Serve.
+func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Stdin == nil {
+		opts.Stdin = os.Stdin
+	}
+	if opts.Stdout == nil {
+		opts.Stdout = os.Stdout
+	}
+	h := &Host{cfg: cfg, opts: opts, log: opts.Logger, metrics: metrics.New()}
+	h.bg, h.stopBg = context.WithCancel(context.WithoutCancel(ctx))
+	defer func() {
+		if err != nil {
+			_ = h.Close(ctx)
+		}
+	}()
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	if h.store, err = store.Open(ctx, store.Config{
+		URL: cfg.NATS, DataDir: cfg.Data, Replicas: cfg.Store.Replicas, Logger: h.log,
+		MaxValueBytes: int(cfg.Store.MaxValue), MaxContextTTL: cfg.Store.MaxContextTTL,
+	}); err != nil {
+		return nil, fmt.Errorf("state store: %w", err)
+	}
+	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{
+		CacheDir: filepath.Join(cfg.Data, "wazero-cache"), Logger: h.log,
+	}); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	netPolicy, err := h.netPolicy()
+	if err != nil {
+		return nil, err
+	}
+	deps := hostfn.Deps{Context: h.store, Logger: h.log, Net: netPolicy}
+	h.registry = plugin.NewRegistry(h.runtime, plugin.RegistryOptions{
+		Policy: cfg.Policy,
+		HostFunctions: func(m *plugin.Manifest) []extism.HostFunction {
+			return hostfn.New(deps, hostfn.Grant{Plugin: m.Name, AllowedHosts: m.Permissions.AllowedHosts})
+		},
+		Logger: h.log,
+	})
+	if err := h.loadPlugins(ctx); err != nil {
+		return nil, err
+	}
+	h.engine = jsonrpc.NewEngine(
+		jsonrpc.WithMaxBodyBytes(int(cfg.RPC.MaxBody)),
+		jsonrpc.WithMaxBatch(cfg.RPC.MaxBatch),
+		jsonrpc.WithBatchConcurrency(cfg.RPC.BatchConcurrency),
+		jsonrpc.WithLogger(h.log),
+	)
+	rpc.New(rpc.Deps{Sessions: h.store, Skills: h.registry, Logger: h.log}).Register(h.engine, h.metrics.Middleware)
+	if cfg.Listen != "" {
+		if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
+		}
+	}
+	if err := h.setupA2A(ctx); err != nil {
+		return nil, err
+	}
+	h.registerGauges()
+	if h.ln != nil {
+		h.http = httpx.New(httpx.Config{
+			Version: opts.Version, BodyLimit: int(cfg.HTTP.BodyLimit), ReadTimeout: cfg.HTTP.ReadTimeout,
+			WriteTimeout: cfg.HTTP.WriteTimeout, IdleTimeout: cfg.HTTP.IdleTimeout, MaxConns: cfg.HTTP.MaxConns,
+			Logger: h.log,
+		}, h.engine, h.cards, h.metrics.Handler())
+	}
+	return h, nil
+}
+
+// loadPlugins loads the plugin folder and starts hot reload. Problems with
+// single plugins are logged and visible in the registry snapshot.
+func (h *Host) loadPlugins(ctx context.Context) error {
+	dir := h.cfg.Plugins
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		h.log.Warn("plugin folder missing; serving no skills until it appears", "plugins", dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("plugin folder %s: %w", dir, err)
+		}
+	}
+	if err := h.registry.LoadDir(ctx, dir); err != nil {
+		h.log.Error("some plugins failed to load; the others are served", "err", err)
+	}
+	snap := h.registry.Snapshot()
+	h.log.Info("plugins loaded", "plugins", len(snap.Plugins), "problems", len(snap.Problems), "dir", dir)
+	if h.cfg.HotReload {
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			if err := h.registry.Watch(h.bg, dir); err != nil && !errors.Is(err, context.Canceled) {
+				h.log.Error("hot reload stopped", "err", err)
+			}
+		}()
+	}
+	return nil
+}
+
+func (h *Host) netPolicy() (hostfn.NetPolicy, error) {
+	p := hostfn.NetPolicy{Timeout: h.cfg.Net.Timeout, MaxResponseBytes: int64(h.cfg.Net.MaxResponse), MaxRedirects: h.cfg.Net.MaxRedirects}
+	for _, s := range h.cfg.Net.AllowPrivate {
+		prefix, err := netip.ParsePrefix(s)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(s)
+			if aerr != nil {
+				return p, fmt.Errorf("config net.allow_private: %q is not an address or CIDR prefix", s)
+			}
+			prefix = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		p.AllowPrivate = append(p.AllowPrivate, prefix)
+	}
+	return p, nil
+}
+
+func (h *Host) registerGauges() {
+	h.metrics.GaugeFunc("skillhost_plugins_loaded", "Plugins currently loaded.", func() float64 {
+		return float64(len(h.registry.Snapshot().Plugins))
+	})
+	h.metrics.GaugeFunc("skillhost_plugin_problems", "Plugin folders that failed to load.", func() float64 {
+		return float64(len(h.registry.Snapshot().Problems))
+	})
+}
+
+// Addr is the HTTP listener's address (nil when HTTP is off).
+func (h *Host) Addr() net.Addr {
+	if h.ln == nil {
+		return nil
+	}
+	return h.ln.Addr()
+}
+
+// Engine is the JSON-RPC engine, for embedding the host in other transports.
+func (h *Host) Engine() *jsonrpc.Engine { return h.engine }
+
+// Registry is the plugin registry.
+func (h *Host) Registry() *plugin.Registry { return h.registry }
+
+// Close stops background work, closes every plugin, the sandbox and the
+// store. It is idempotent; Serve already calls it.
+func (h *Host) Close(ctx context.Context) error {
+	var errs []error
+	h.once.Do(func() {
+		h.stopBg()
+		h.wg.Wait()
+		if h.ln != nil && !h.served.Load() {
+			errs = append(errs, h.ln.Close())
+		}
+		if h.tasks != nil {
+			errs = append(errs, h.tasks.Close(ctx))
+		}
+		if h.registry != nil {
+			errs = append(errs, h.registry.Close(ctx))
+		}
+		if h.runtime != nil {
+			errs = append(errs, h.runtime.Close(ctx))
+		}
+		if h.store != nil {
+			errs = append(errs, h.store.Close())
+		}
+	})
+	return errors.Join(errs...)
+}

@@ -1,0 +1,204 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/skillhost/skillhost/host/fault"
+)
+
+// Reasons this package adds to the fault taxonomy (error data `reason`).
+const (
+	// ReasonUnknownAgent: Call.Agent names no loaded plugin (AgentNotFound).
+	ReasonUnknownAgent = "unknown_agent"
+	// ReasonOutputSchema: the skill's output does not match its
+	// output_schema (SkillFailed).
+	ReasonOutputSchema = "output_schema"
+)
+
+// maxListed caps the skill or agent ids listed in an unknown_skill or
+// unknown_agent error.
+const maxListed = 20
+
+// Call is one skill invocation.
+type Call struct {
+	SkillID string
+	// Agent, when set, names the plugin the skill must belong to
+	// (agent/call): an unknown plugin is AgentNotFound/unknown_agent, a skill
+	// it does not have is InvalidParams/unknown_skill.
+	Agent string
+	// Input is the JSON input; empty means {}. It must be valid JSON.
+	Input json.RawMessage
+	// Timeout caps this call; 0 means the skill's limit. The effective
+	// deadline is the smaller of the two.
+	Timeout time.Duration
+	// SessionID and RequestID are copied into error data for attribution.
+	SessionID, RequestID string
+	// Decorate, when set, is applied to the call's context after the
+	// registry has set the deadline and before the sandbox runs the call;
+	// the rpc and a2a layers use it to attach hostfn.WithCall data.
+	Decorate func(context.Context) context.Context
+}
+
+// Outcome is a successful call's result.
+type Outcome struct {
+	SkillID         string
+	Plugin          string // plugin name
+	Version         string // plugin version that served the call
+	Output          []byte
+	Duration        time.Duration
+	MemoryPeakBytes uint64
+	Fresh           bool // a new instance was created for the call
+}
+
+// Execute runs a skill: it resolves the skill (and agent), validates the
+// input against the skill's input_schema, runs the export under
+// min(call.Timeout, skill limit) and validates the output against the
+// output_schema. Every failure is a *fault.Error.
+func (r *Registry) Execute(ctx context.Context, call Call) (*Outcome, error) {
+	e, sk, err := r.acquire(call)
+	if err != nil {
+		return nil, err
+	}
+	defer e.release(ctx)
+	p := e.plugin
+	input, ferr := checkInput(sk, call.Input)
+	if ferr != nil {
+		return nil, annotate(ferr, call, p)
+	}
+	limit := p.Limits.Timeout
+	if call.Timeout > 0 && (limit <= 0 || call.Timeout < limit) {
+		limit = call.Timeout
+	}
+	cctx := ctx
+	if limit > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, limit)
+		defer cancel()
+	}
+	if call.Decorate != nil {
+		cctx = call.Decorate(cctx)
+	}
+	res, err := e.module.Call(cctx, sk.Function, input)
+	if err != nil {
+		return nil, annotate(fault.From(err), call, p)
+	}
+	if sk.output != nil {
+		if ferr := checkOutput(sk, res.Output); ferr != nil {
+			r.log.Warn("plugin: output does not match output_schema", "plugin", p.Manifest.Name, "skill", sk.ID, "error", ferr.Msg)
+			return nil, annotate(ferr, call, p)
+		}
+	}
+	return &Outcome{
+		SkillID: sk.ID, Plugin: p.Manifest.Name, Version: p.Manifest.Version,
+		Output: res.Output, Duration: res.Duration, MemoryPeakBytes: res.MemoryPeakBytes, Fresh: res.Fresh,
+	}, nil
+}
+
+// acquire resolves the call's skill in the current state and pins its entry.
+func (r *Registry) acquire(call Call) (*entry, *Skill, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.closed {
+		return nil, nil, fault.New(fault.Internal, fault.ReasonInternal, "the plugin registry is closed")
+	}
+	st := r.cur
+	var e *entry
+	if call.Agent != "" {
+		a, ok := st.byName[call.Agent]
+		if !ok {
+			names := make([]string, 0, len(st.snap.Plugins))
+			for _, p := range st.snap.Plugins {
+				names = append(names, p.Manifest.Name)
+			}
+			return nil, nil, unknown(fault.AgentNotFound, ReasonUnknownAgent, "agent", call.Agent, names)
+		}
+		e = a
+		if _, ok := a.plugin.Skill(call.SkillID); !ok {
+			ids := make([]string, 0, len(a.plugin.Manifest.Skills))
+			for _, s := range a.plugin.Manifest.Skills {
+				ids = append(ids, s.ID)
+			}
+			return nil, nil, unknown(fault.InvalidParams, fault.ReasonUnknownSkill, "skill", call.SkillID, ids).
+				With("agent_id", call.Agent)
+		}
+	} else if e = st.bySkill[call.SkillID]; e == nil {
+		return nil, nil, unknown(fault.InvalidParams, fault.ReasonUnknownSkill, "skill", call.SkillID, st.snap.SkillIDs())
+	}
+	sk, _ := e.plugin.Skill(call.SkillID)
+	e.refs.Add(1)
+	return e, sk, nil
+}
+
+// unknown builds an "unknown X" fault listing (at most maxListed of) the
+// available ids.
+func unknown(k fault.Kind, reason, what, id string, avail []string) *fault.Error {
+	listed, more := avail, 0
+	if len(listed) > maxListed {
+		listed, more = listed[:maxListed], len(listed)-maxListed
+	}
+	msg := fmt.Sprintf("unknown %s %q; available: %s", what, truncate(id, 64), strings.Join(listed, ", "))
+	if len(avail) == 0 {
+		msg = fmt.Sprintf("unknown %s %q; none is loaded", what, truncate(id, 64))
+	} else if more > 0 {
+		msg += fmt.Sprintf(" (and %d more)", more)
+	}
+	return fault.New(k, reason, msg).With("available", listed)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// checkInput returns the bytes handed to the plugin: {} for an empty input,
+// else the input itself once it is known to be JSON matching the schema.
+func checkInput(sk *Skill, in json.RawMessage) ([]byte, *fault.Error) {
+	if len(strings.TrimSpace(string(in))) == 0 {
+		in = json.RawMessage("{}")
+	}
+	doc, err := decodeJSON(in)
+	if err != nil {
+		return nil, fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "skill %s: input is not valid JSON: %v", sk.ID, err)
+	}
+	if sk.input != nil {
+		if err := sk.input.Validate(doc); err != nil {
+			return nil, fault.New(fault.InvalidParams, fault.ReasonSchema,
+				fmt.Sprintf("skill %s: input does not match input_schema: %s", sk.ID, schemaMessage(err))).
+				With("pointer", schemaPointer(err))
+		}
+	}
+	return in, nil
+}
+
+// checkOutput validates the output against the output_schema.
+func checkOutput(sk *Skill, out []byte) *fault.Error {
+	doc, err := decodeJSON(out)
+	if err != nil {
+		return fault.New(fault.SkillFailed, ReasonOutputSchema,
+			fmt.Sprintf("skill %s: output is not JSON, but the skill declares an output_schema", sk.ID))
+	}
+	if err := sk.output.Validate(doc); err != nil {
+		return fault.New(fault.SkillFailed, ReasonOutputSchema,
+			fmt.Sprintf("skill %s: output does not match output_schema: %s", sk.ID, schemaMessage(err))).
+			With("pointer", schemaPointer(err))
+	}
+	return nil
+}
+
+// annotate adds attribution to an error's data.
+func annotate(fe *fault.Error, call Call, p *Plugin) *fault.Error {
+	fe = fe.With("skill_id", call.SkillID).With("plugin", p.Manifest.Name)
+	if call.SessionID != "" {
+		fe = fe.With("session_id", call.SessionID)
+	}
+	if call.RequestID != "" {
+		fe = fe.With("request_id", call.RequestID)
+	}
+	return fe
+}

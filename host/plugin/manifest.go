@@ -1,0 +1,235 @@
+package plugin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"gopkg.in/yaml.v3"
+)
+
+// ManifestFile is the name of the manifest inside a plugin folder.
+const ManifestFile = "plugin.yaml"
+
+// MaxManifestBytes caps the size of plugin.yaml; larger files are refused
+// before they are parsed.
+const MaxManifestBytes = 1 << 20
+
+// Manifest is a validated plugin.yaml. It is immutable once returned: treat
+// every field, slice and map as read-only.
+type Manifest struct {
+	Name        string // agent id, unique in the host: [a-z0-9][a-z0-9-]*, at most 64 characters
+	Version     string // semantic version, e.g. 1.2.0
+	Description string
+	Author      string // optional
+	License     string // optional, e.g. an SPDX id
+	Homepage    string // optional URL
+	Wasm        string // module path, relative to Dir and inside it
+	SHA256      string // lowercase hex pin of the module bytes; "" when not pinned
+	Limits      Limits // requested limits; zero fields are filled from the policy defaults
+	Permissions Permissions
+	Skills      []*Skill
+
+	Dir  string // the plugin folder, as given to LoadManifest
+	File string // the manifest path, used in error messages
+}
+
+// Limits are per-plugin resource limits. In a manifest they are requests; in
+// Policy.DefaultLimits they fill what a manifest leaves out. A zero field
+// means "not set".
+type Limits struct {
+	Timeout     time.Duration `koanf:"timeout"`     // per call
+	Memory      ByteSize      `koanf:"memory"`      // linear memory cap
+	Output      ByteSize      `koanf:"output"`      // max output bytes
+	Concurrency int           `koanf:"concurrency"` // max parallel instances
+}
+
+// Permissions are what the plugin may reach outside its sandbox. Everything
+// is denied unless listed.
+type Permissions struct {
+	AllowedHosts []string          // exact host names or "*.suffix" patterns
+	AllowedPaths []PathGrant       // sorted by GuestPath
+	Config       map[string]string // handed to the plugin as Extism config
+}
+
+// PathGrant mounts a host directory into the guest.
+type PathGrant struct {
+	GuestPath string // absolute, clean guest path
+	HostPath  string // absolute, clean host path (relative paths are resolved against the plugin folder)
+	Writable  bool   // ":rw" was requested
+}
+
+// Skill is one callable skill of a plugin.
+type Skill struct {
+	ID           string
+	Name         string // defaults to ID
+	Description  string
+	Tags         []string
+	Function     string            // wasm export; defaults to ID
+	Examples     []json.RawMessage // compact JSON inputs, each valid against InputSchema
+	InputModes   []string          // optional media types (A2A); empty = host default
+	OutputModes  []string          // optional media types (A2A); empty = host default
+	InputSchema  json.RawMessage   // JSON Schema as JSON; nil when absent (no validation)
+	OutputSchema json.RawMessage   // JSON Schema as JSON; nil when absent (no validation)
+
+	input, output *jsonschema.Schema
+}
+
+// FieldError is a manifest problem: the file, the field (a path such as
+// "skills[1].id") and what is wrong. Its text is
+// "<file>: <field>: <message>".
+type FieldError struct {
+	File  string
+	Field string
+	Msg   string
+}
+
+// Error implements error.
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return e.File + ": " + e.Msg
+	}
+	return e.File + ": " + e.Field + ": " + e.Msg
+}
+
+// rawManifest mirrors plugin.yaml; strict decoding refuses unknown fields.
+type rawManifest struct {
+	Name        string         `yaml:"name"`
+	Version     string         `yaml:"version"`
+	Description string         `yaml:"description"`
+	Author      string         `yaml:"author"`
+	License     string         `yaml:"license"`
+	Homepage    string         `yaml:"homepage"`
+	Wasm        string         `yaml:"wasm"`
+	SHA256      string         `yaml:"sha256"`
+	Limits      rawLimits      `yaml:"limits"`
+	Permissions rawPermissions `yaml:"permissions"`
+	Skills      []rawSkill     `yaml:"skills"`
+}
+
+type rawLimits struct {
+	Timeout     string `yaml:"timeout"`
+	Memory      string `yaml:"memory"`
+	Output      string `yaml:"output"`
+	Concurrency *int   `yaml:"concurrency"`
+}
+
+type rawPermissions struct {
+	AllowedHosts []string          `yaml:"allowed_hosts"`
+	AllowedPaths map[string]string `yaml:"allowed_paths"`
+	Config       map[string]string `yaml:"config"`
+}
+
+type rawSkill struct {
+	ID           string    `yaml:"id"`
+	Name         string    `yaml:"name"`
+	Description  string    `yaml:"description"`
+	Tags         []string  `yaml:"tags"`
+	Function     string    `yaml:"function"`
+	Examples     []string  `yaml:"examples"`
+	InputModes   []string  `yaml:"input_modes"`
+	OutputModes  []string  `yaml:"output_modes"`
+	InputSchema  yaml.Node `yaml:"input_schema"`
+	OutputSchema yaml.Node `yaml:"output_schema"`
+}
+
+// LoadManifest reads and validates dir/plugin.yaml. The file is opened inside
+// dir (a symlink pointing out of the folder is refused) and capped at
+// MaxManifestBytes. Every error names the file and, where it applies, the
+// field.
+func LoadManifest(dir string) (*Manifest, error) {
+	file := filepath.Join(dir, ManifestFile)
+	data, err := readInDir(dir, ManifestFile, MaxManifestBytes)
+	if err != nil {
+		return nil, &FieldError{File: file, Msg: err.Error()}
+	}
+	return DecodeManifest(file, data)
+}
+
+// DecodeManifest decodes and validates manifest bytes. file names the
+// manifest in errors; its directory is the plugin folder (relative host
+// paths in permissions.allowed_paths are resolved against it). It touches
+// no file.
+func DecodeManifest(file string, data []byte) (*Manifest, error) {
+	if len(data) > MaxManifestBytes {
+		return nil, &FieldError{File: file, Msg: fmt.Sprintf("manifest is %d bytes, over the %s cap", len(data), ByteSize(MaxManifestBytes))}
+	}
+	var raw rawManifest
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&raw); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &FieldError{File: file, Msg: "empty manifest"}
+		}
+		return nil, &FieldError{File: file, Msg: yamlMessage(err)}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, &FieldError{File: file, Msg: "more than one YAML document"}
+	}
+	v := &validator{file: file}
+	m := v.manifest(&raw)
+	if err := v.err(); err != nil {
+		return nil, err
+	}
+	m.Dir, m.File = filepath.Dir(file), file
+	return m, nil
+}
+
+var yamlUnknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+
+// yamlMessage rewrites yaml.v3's messages without Go type names.
+func yamlMessage(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		var b bytes.Buffer
+		for i, e := range te.Errors {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			b.WriteString(yamlUnknownField.ReplaceAllString(e, "unknown field $1"))
+		}
+		return b.String()
+	}
+	return err.Error()
+}
+
+// readInDir reads dir/name without following symlinks out of dir, refusing
+// files larger than limit before reading them.
+func readInDir(dir, name string, limit int64) ([]byte, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s is %s, over the %s cap", name, ByteSize(st.Size()), ByteSize(limit))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s grew over the %s cap while being read", name, ByteSize(limit))
+	}
+	return data, nil
+}

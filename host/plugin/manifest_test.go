@@ -1,0 +1,290 @@
+package plugin
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+const testFile = "plugins/text/plugin.yaml"
+
+// validYAML is a complete manifest; the table tests edit it.
+const validYAML = `name: text-tools
+version: 1.2.0
+description: Text utilities
+author: Ada
+license: MIT
+homepage: https://example.com/text
+wasm: text_tools.wasm
+sha256: 9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08
+limits:
+  timeout: 2s
+  memory: 64MiB
+  output: 1MiB
+  concurrency: 4
+permissions:
+  allowed_hosts: [api.example.com, "*.example.org"]
+  allowed_paths: {/data: "/srv/data", /cache/: "cache:rw"}
+  config: {greeting: hello}
+skills:
+  - id: uppercase
+    name: Uppercase
+    description: Upper-cases text
+    tags: [text]
+    examples: ['{"text":"hi"}', '{ "text" : "yo" }']
+    input_modes: [application/json]
+    input_schema:
+      type: object
+      properties: {text: {type: string, maxLength: 10}}
+      required: [text]
+    output_schema: {type: object}
+  - id: count_words
+    description: Counts words
+    function: wc
+`
+
+func mustDecode(t *testing.T, data string) *Manifest {
+	t.Helper()
+	m, err := DecodeManifest(testFile, []byte(data))
+	if err != nil {
+		t.Fatalf("DecodeManifest: %v", err)
+	}
+	return m
+}
+
+func TestDecodeManifestValid(t *testing.T) {
+	t.Parallel()
+	m := mustDecode(t, validYAML)
+	absDir, _ := filepath.Abs("plugins/text")
+	want := &Manifest{
+		Name: "text-tools", Version: "1.2.0", Description: "Text utilities",
+		Author: "Ada", License: "MIT", Homepage: "https://example.com/text",
+		Wasm: "text_tools.wasm", SHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+		Limits: Limits{Timeout: 2 * time.Second, Memory: 64 * MiB, Output: MiB, Concurrency: 4},
+		Permissions: Permissions{
+			AllowedHosts: []string{"api.example.com", "*.example.org"},
+			AllowedPaths: []PathGrant{
+				{GuestPath: "/cache", HostPath: filepath.Join(absDir, "cache"), Writable: true},
+				{GuestPath: "/data", HostPath: "/srv/data"},
+			},
+			Config: map[string]string{"greeting": "hello"},
+		},
+		Skills: []*Skill{
+			{ID: "uppercase", Name: "Uppercase", Description: "Upper-cases text", Tags: []string{"text"},
+				Function: "uppercase", Examples: []json.RawMessage{json.RawMessage(`{"text":"hi"}`), json.RawMessage(`{"text":"yo"}`)},
+				InputModes:   []string{"application/json"},
+				InputSchema:  json.RawMessage(`{"properties":{"text":{"maxLength":10,"type":"string"}},"required":["text"],"type":"object"}`),
+				OutputSchema: json.RawMessage(`{"type":"object"}`)},
+			{ID: "count_words", Name: "count_words", Description: "Counts words", Function: "wc"},
+		},
+		Dir: "plugins/text", File: testFile,
+	}
+	if diff := cmp.Diff(want, m, cmpopts.IgnoreUnexported(Skill{})); diff != "" {
+		t.Errorf("manifest mismatch (-want +got):\n%s", diff)
+	}
+	if m.Skills[0].input == nil || m.Skills[0].output == nil || m.Skills[1].input != nil {
+		t.Error("schemas not compiled as declared")
+	}
+}
+
+func TestDecodeManifestErrors(t *testing.T) {
+	t.Parallel()
+	edit := func(old, repl string) string {
+		if !strings.Contains(validYAML, old) {
+			panic("test edit does not apply: " + old)
+		}
+		return strings.Replace(validYAML, old, repl, 1)
+	}
+	f := testFile + ": "
+	tests := []struct {
+		name, yaml, want string
+	}{
+		{"empty", "", f + "empty manifest"},
+		{"unknown top field", edit("author: Ada", "authr: Ada"), f + "line 4: unknown field authr"},
+		{"unknown skill field", edit("tags: [text]", "tag: [text]"), f + "line 22: unknown field tag"},
+		{"unknown limits field", edit("timeout: 2s", "deadline: 2s"), f + "line 10: unknown field deadline"},
+		{"wrong type", edit("concurrency: 4", "concurrency: many"), f + "line 13: cannot unmarshal !!str `many` into int"},
+		{"two documents", validYAML + "---\nname: x\n", f + "more than one YAML document"},
+		{"name missing", edit("name: text-tools", "name: ''"), f + "name: is required"},
+		{"name upper", edit("name: text-tools", "name: Text"), f + "name: must match [a-z0-9][a-z0-9-]*"},
+		{"name underscore", edit("name: text-tools", "name: text_tools"), f + "name: must match [a-z0-9][a-z0-9-]*"},
+		{"name leading dash", edit("name: text-tools", "name: -text"), f + "name: must match [a-z0-9][a-z0-9-]*"},
+		{"name too long", edit("name: text-tools", "name: "+strings.Repeat("a", 65)), f + "name: must be at most 64 characters"},
+		{"version missing", edit("version: 1.2.0", "version: ''"), f + "version: is required"},
+		{"version not semver", edit("version: 1.2.0", "version: '1.2'"), f + "version: must be a semantic version like 1.2.0"},
+		{"version leading zero", edit("version: 1.2.0", "version: 01.2.0"), f + "version: must be a semantic version like 1.2.0"},
+		{"wasm missing", edit("wasm: text_tools.wasm", "wasm: ''"), f + "wasm: is required"},
+		{"wasm absolute", edit("wasm: text_tools.wasm", "wasm: /etc/x.wasm"), f + "wasm: must be a relative path inside the plugin folder"},
+		{"wasm escape", edit("wasm: text_tools.wasm", "wasm: ../other/x.wasm"), f + "wasm: must be a relative path inside the plugin folder"},
+		{"wasm sneaky escape", edit("wasm: text_tools.wasm", "wasm: build/../../x.wasm"), f + "wasm: must be a relative path inside the plugin folder"},
+		{"sha256 short", edit("sha256: 9F86D081884C7D659A2FEAA0C55AD015A3BF4F1B2B0B822CD15D6C15B0F00A08", "sha256: abc"), f + "sha256: must be 64 hex digits (the SHA-256 of the module)"},
+		{"timeout bad", edit("timeout: 2s", "timeout: 2"), f + "limits.timeout: must be a Go duration like 2s or 500ms"},
+		{"timeout negative", edit("timeout: 2s", "timeout: -1s"), f + "limits.timeout: must be positive"},
+		{"memory units", edit("memory: 64MiB", "memory: 64MB"), f + `limits.memory: "64MB": must be a byte count or a size like 512KiB, 64MiB, 1GiB`},
+		{"memory tiny", edit("memory: 64MiB", "memory: 1KiB"), f + "limits.memory: must be at least 64KiB (one wasm page)"},
+		{"output zero", edit("output: 1MiB", "output: 0B"), f + "limits.output: must be positive"},
+		{"concurrency zero", edit("concurrency: 4", "concurrency: 0"), f + "limits.concurrency: must be at least 1"},
+		{"host with scheme", edit("api.example.com,", "https://api.example.com,"), f + `permissions.allowed_hosts[0]: "https://api.example.com" must be a lower-case host name or *.suffix (no scheme, port or path)`},
+		{"host with port", edit("api.example.com,", "api.example.com:443,"), f + `permissions.allowed_hosts[0]: "api.example.com:443" must be a lower-case host name or *.suffix (no scheme, port or path)`},
+		{"host star alone", edit("api.example.com,", `"*",`), f + `permissions.allowed_hosts[0]: "*" must be a lower-case host name or *.suffix (no scheme, port or path)`},
+		{"host mid wildcard", edit(`"*.example.org"`, `"a.*.org"`), f + `permissions.allowed_hosts[1]: "a.*.org" must be a lower-case host name or *.suffix (no scheme, port or path)`},
+		{"guest path relative", edit("/data:", "data:"), f + `permissions.allowed_paths["data"]: guest path must be absolute and clean, like /data`},
+		{"guest path dotdot", edit("/data:", "/a/../data:"), f + `permissions.allowed_paths["/a/../data"]: guest path must be absolute and clean, like /data`},
+		{"host path empty", edit(`"/srv/data"`, `":rw"`), f + `permissions.allowed_paths["/data"]: host path must be a non-empty path, optionally followed by :rw`},
+		{"config empty key", edit("config: {greeting: hello}", `config: {"": x}`), f + `permissions.config[""]: keys must be 1..256 bytes and values at most 65536 bytes`},
+		{"no skills", strings.Split(validYAML, "skills:")[0], f + "skills: at least one skill is required"},
+		{"skill id missing", edit("  - id: uppercase", "  - id: ''"), f + "skills[0].id: is required"},
+		{"skill id bad", edit("  - id: count_words", "  - id: Count"), f + "skills[1].id: must match [a-z0-9][a-z0-9_-]*"},
+		{"skill id too long", edit("  - id: count_words", "  - id: "+strings.Repeat("w", 65)), f + "skills[1].id: must be at most 64 characters"},
+		{"skill id duplicate", edit("  - id: count_words", "  - id: uppercase"), f + `skills[1].id: "uppercase" duplicates skills[0].id`},
+		{"skill description missing", edit("    description: Counts words\n", ""), f + "skills[1].description: is required"},
+		{"skill empty tag", edit("tags: [text]", "tags: ['']"), f + "skills[0].tags[0]: is required"},
+		{"example not json", edit(`'{ "text" : "yo" }'`, `'{text: yo}'`), f + "skills[0].examples[1]: is not valid JSON: invalid character 't' looking for beginning of object key string"},
+		{"example trailing", edit(`'{ "text" : "yo" }'`, `'{} {}'`), f + "skills[0].examples[1]: is not valid JSON: invalid character after top-level value"},
+		{"example off schema", edit(`'{ "text" : "yo" }'`, `'{"text": 5}'`), f + "skills[0].examples[1]: does not match input_schema: at /text: got number, want string"},
+		{"example too long", edit(`'{ "text" : "yo" }'`, `'{"text": "abcdefghijk"}'`), f + "skills[0].examples[1]: does not match input_schema: at /text: maxLength: got 11, want 10"},
+		{"bad schema", edit("output_schema: {type: object}", "output_schema: {type: 5}"), f + "skills[0].output_schema: invalid JSON Schema: "},
+		{"schema file ref", edit("output_schema: {type: object}", `output_schema: {$ref: "file:///etc/passwd"}`), f + "skills[0].output_schema: invalid JSON Schema: "},
+		{"schema http ref", edit("output_schema: {type: object}", `output_schema: {$ref: "http://127.0.0.1:1/s.json"}`), f + "skills[0].output_schema: invalid JSON Schema: "},
+		{"schema alias", edit("output_schema: {type: object}", "output_schema: {$defs: {s: &s {type: string}}, properties: {x: *s}}"),
+			f + "skills[0].output_schema: not representable as JSON: line 29: YAML aliases are not supported in schemas"},
+		{"schema not json", edit("output_schema: {type: object}", "output_schema: {type: .inf}"), f + "skills[0].output_schema: not representable as JSON: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := DecodeManifest(testFile, []byte(tt.yaml))
+			if err == nil {
+				t.Fatalf("DecodeManifest succeeded, want error %q", tt.want)
+			}
+			got := strings.Split(err.Error(), "\n")[0]
+			if strings.HasSuffix(tt.want, ": ") {
+				if !strings.HasPrefix(got, tt.want) {
+					t.Errorf("error = %q, want prefix %q", got, tt.want)
+				}
+				return
+			}
+			if got != tt.want {
+				t.Errorf("error mismatch\n got: %s\nwant: %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSchemaKeepsYAMLScalarsAsWritten(t *testing.T) {
+	t.Parallel()
+	m := mustDecode(t, "name: x\nversion: 1.0.0\nwasm: x.wasm\nskills:\n"+
+		"  - {id: a, description: d, input_schema: {type: string, default: 2001-12-14, examples: [1.0, yes, null]}}\n"+
+		"  - {id: b, description: d, input_schema: true}\n"+
+		"  - {id: c, description: d, input_schema: null}\n")
+	got := []string{string(m.Skills[0].InputSchema), string(m.Skills[1].InputSchema), string(m.Skills[2].InputSchema)}
+	want := []string{`{"default":"2001-12-14","examples":[1,"yes",null],"type":"string"}`, "true", ""}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("schemas (-want +got):\n%s", diff)
+	}
+}
+
+func TestDecodeManifestReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	_, err := DecodeManifest(testFile, []byte("name: X\nversion: one\nwasm: /a.wasm\nskills: [{id: A}]\n"))
+	want := []string{
+		f("name: must match [a-z0-9][a-z0-9-]*"),
+		f("version: must be a semantic version like 1.2.0"),
+		f("wasm: must be a relative path inside the plugin folder"),
+		f("skills[0].id: must match [a-z0-9][a-z0-9_-]*"),
+		f("skills[0].description: is required"),
+	}
+	if err == nil {
+		t.Fatal("DecodeManifest succeeded")
+	}
+	if diff := cmp.Diff(want, strings.Split(err.Error(), "\n")); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
+
+func f(s string) string { return testFile + ": " + s }
+
+func TestDecodeManifestCaps(t *testing.T) {
+	t.Parallel()
+	big := validYAML + "# " + strings.Repeat("x", MaxManifestBytes) + "\n"
+	if _, err := DecodeManifest(testFile, []byte(big)); err == nil || !strings.Contains(err.Error(), "over the 1MiB cap") {
+		t.Errorf("oversized manifest: err = %v", err)
+	}
+	// A billion-laughs alias bomb must fail fast, not eat memory.
+	bomb := "a: &a [x,x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n" +
+		"d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n" +
+		"g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g,*g]\n" +
+		"name: x\nversion: 1.0.0\nwasm: x.wasm\nskills: [{id: a, description: d, input_schema: {default: *h}}]\n"
+	if _, err := DecodeManifest(testFile, []byte(bomb)); err == nil {
+		t.Error("alias bomb accepted")
+	}
+	many := "name: x\nversion: 1.0.0\nwasm: x.wasm\nskills:\n" + strings.Repeat("  - {id: a, description: d}\n", maxSkills+1)
+	if _, err := DecodeManifest(testFile, []byte(many)); err == nil || err.Error() != f("skills: must have at most 256 skills") {
+		t.Errorf("too many skills: err = %v", err)
+	}
+}
+
+func TestLoadManifest(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if _, err := LoadManifest(dir); err == nil || !strings.HasPrefix(err.Error(), filepath.Join(dir, "plugin.yaml")+": ") {
+		t.Errorf("missing manifest: err = %v", err)
+	}
+	outside := filepath.Join(t.TempDir(), "plugin.yaml")
+	mustWrite(t, outside, validYAML)
+	if err := os.Symlink(outside, filepath.Join(dir, "plugin.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadManifest(dir); err == nil {
+		t.Error("a plugin.yaml symlinked out of the folder was read")
+	}
+	dir2 := t.TempDir()
+	mustWrite(t, filepath.Join(dir2, "plugin.yaml"), validYAML)
+	m, err := LoadManifest(dir2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Dir != dir2 || m.File != filepath.Join(dir2, "plugin.yaml") {
+		t.Errorf("Dir, File = %q, %q", m.Dir, m.File)
+	}
+}
+
+func mustWrite(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func FuzzDecodeManifest(f *testing.F) {
+	f.Add([]byte(validYAML))
+	f.Add([]byte("name: x\nversion: 1.0.0\nwasm: x.wasm\nskills: [{id: a, description: d}]\n"))
+	f.Add([]byte("skills: [{id: a, input_schema: {$ref: '#/x'}}]"))
+	f.Add([]byte("limits: {memory: 1.5GiB}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := DecodeManifest(testFile, data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), testFile+": ") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if !reName.MatchString(m.Name) || len(m.Skills) == 0 || !filepath.IsLocal(m.Wasm) {
+			t.Fatalf("invalid manifest accepted: %+v", m)
+		}
+		for _, s := range m.Skills {
+			if !reSkillID.MatchString(s.ID) || s.Function == "" {
+				t.Fatalf("invalid skill accepted: %+v", s)
+			}
+		}
+	})
+}

@@ -1,0 +1,168 @@
+package plugin
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/knadh/koanf/providers/confmap"
+	"github.com/knadh/koanf/v2"
+)
+
+func TestPolicyDefaults(t *testing.T) {
+	t.Parallel()
+	got := Policy{}.WithDefaults()
+	want := Policy{
+		MaxTimeout: 30 * time.Second, MaxMemory: 256 * MiB, MaxOutput: 16 * MiB, MaxConcurrency: 16,
+		DefaultLimits:  Limits{Timeout: 2 * time.Second, Memory: 64 * MiB, Output: MiB, Concurrency: 4},
+		MaxModuleBytes: 64 * MiB, WarmInstances: 1, QueueWait: 100 * time.Millisecond,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	// A lower maximum pulls the unset default down with it.
+	small := Policy{MaxTimeout: time.Second, MaxMemory: 16 * MiB}.WithDefaults()
+	if small.DefaultLimits.Timeout != time.Second || small.DefaultLimits.Memory != 16*MiB {
+		t.Errorf("defaults above the maxima: %+v", small.DefaultLimits)
+	}
+	if err := (Policy{}).Validate(); err != nil {
+		t.Errorf("default policy invalid: %v", err)
+	}
+}
+
+func TestPolicyValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		p    Policy
+		want string
+	}{
+		{"default above max", Policy{MaxTimeout: time.Second, DefaultLimits: Limits{Timeout: 5 * time.Second}}, "policy.default_limits.timeout: 5s exceeds policy.max_timeout 1s"},
+		{"memory above max", Policy{MaxMemory: MiB, DefaultLimits: Limits{Memory: 2 * MiB}}, "policy.default_limits.memory: 2MiB exceeds policy.max_memory 1MiB"},
+		{"bad host pattern", Policy{AllowedHostPatterns: []string{"http://x"}}, `policy.allowed_host_patterns[0]: "http://x" must be a host name, *.suffix or *`},
+		{"relative prefix", Policy{AllowedPathPrefixes: []string{"data"}}, `policy.allowed_path_prefixes[0]: "data" must be an absolute path`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			err := tt.p.Validate()
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("Validate() = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestPolicyCheck(t *testing.T) {
+	t.Parallel()
+	allowed := t.TempDir()
+	mustWrite(t, filepath.Join(allowed, "data", "f.txt"), "x")
+	outside := t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(allowed, "sneaky")); err != nil {
+		t.Fatal(err)
+	}
+	base := "name: x\nversion: 1.0.0\nwasm: x.wasm\nskills: [{id: a, description: d}]\n"
+	pol := Policy{
+		AllowedHostPatterns: []string{"api.example.com", "*.example.org"},
+		AllowedPathPrefixes: []string{allowed},
+	}
+	tests := []struct {
+		name   string
+		pol    Policy
+		extra  string
+		want   string // "" = accepted
+		limits Limits
+	}{
+		{name: "defaults filled", limits: Limits{Timeout: 2 * time.Second, Memory: 64 * MiB, Output: MiB, Concurrency: 4}},
+		{name: "requests kept", extra: "limits: {timeout: 5s, memory: 128MiB, output: 2MiB, concurrency: 8}",
+			limits: Limits{Timeout: 5 * time.Second, Memory: 128 * MiB, Output: 2 * MiB, Concurrency: 8}},
+		{name: "memory over", extra: "limits: {memory: 512MiB}", want: "limits.memory: 512MiB exceeds the operator's max 256MiB"},
+		{name: "timeout over", extra: "limits: {timeout: 1m}", want: "limits.timeout: 1m0s exceeds the operator's max 30s"},
+		{name: "output over", extra: "limits: {output: 1GiB}", want: "limits.output: 1GiB exceeds the operator's max 16MiB"},
+		{name: "concurrency over", extra: "limits: {concurrency: 17}", want: "limits.concurrency: 17 exceeds the operator's max 16"},
+		{name: "network by default refused", pol: Policy{}, extra: "permissions: {allowed_hosts: [api.example.com]}",
+			want: `permissions.allowed_hosts[0]: "api.example.com" is not allowed by the operator's policy (policy.allowed_host_patterns)`},
+		{name: "exact host allowed", extra: "permissions: {allowed_hosts: [api.example.com]}"},
+		{name: "other host refused", extra: "permissions: {allowed_hosts: [evil.example.com]}",
+			want: `permissions.allowed_hosts[0]: "evil.example.com" is not allowed by the operator's policy (policy.allowed_host_patterns)`},
+		{name: "subdomain of wildcard", extra: "permissions: {allowed_hosts: [a.b.example.org, '*.x.example.org', '*.example.org']}"},
+		{name: "wildcard apex refused", extra: "permissions: {allowed_hosts: [example.org]}",
+			want: `permissions.allowed_hosts[0]: "example.org" is not allowed by the operator's policy (policy.allowed_host_patterns)`},
+		{name: "label boundary", extra: "permissions: {allowed_hosts: [badexample.org]}",
+			want: `permissions.allowed_hosts[0]: "badexample.org" is not allowed by the operator's policy (policy.allowed_host_patterns)`},
+		{name: "wider wildcard refused", extra: "permissions: {allowed_hosts: ['*.org']}",
+			want: `permissions.allowed_hosts[0]: "*.org" is not allowed by the operator's policy (policy.allowed_host_patterns)`},
+		{name: "star policy", pol: Policy{AllowedHostPatterns: []string{"*"}}, extra: "permissions: {allowed_hosts: ['*.org', a.b]}"},
+		{name: "path inside prefix", extra: "permissions: {allowed_paths: {/d: " + filepath.Join(allowed, "data") + "}}"},
+		{name: "path by default refused", pol: Policy{}, extra: "permissions: {allowed_paths: {/d: " + filepath.Join(allowed, "data") + "}}",
+			want: `permissions.allowed_paths["/d"]: host path ` + filepath.Join(allowed, "data") + ` is outside the operator's allowed prefixes (policy.allowed_path_prefixes)`},
+		{name: "path outside", extra: "permissions: {allowed_paths: {/d: " + outside + "}}",
+			want: `permissions.allowed_paths["/d"]: host path ` + outside + ` is outside the operator's allowed prefixes (policy.allowed_path_prefixes)`},
+		{name: "symlink out of prefix", extra: "permissions: {allowed_paths: {/d: " + filepath.Join(allowed, "sneaky") + "}}",
+			want: `permissions.allowed_paths["/d"]: host path ` + filepath.Join(allowed, "sneaky") + ` is outside the operator's allowed prefixes (policy.allowed_path_prefixes)`},
+		{name: "dotdot out of prefix", extra: "permissions: {allowed_paths: {/d: " + allowed + "/data/../../" + filepath.Base(outside) + "}}",
+			want: `permissions.allowed_paths["/d"]: host path ` + outside + ` is outside the operator's allowed prefixes (policy.allowed_path_prefixes)`},
+		{name: "missing path", extra: "permissions: {allowed_paths: {/d: " + filepath.Join(allowed, "nope") + "}}",
+			want: `permissions.allowed_paths["/d"]: host path ` + filepath.Join(allowed, "nope") + `: no such file or directory`},
+		{name: "rw refused", extra: "permissions: {allowed_paths: {/d: '" + filepath.Join(allowed, "data") + ":rw'}}",
+			want: `permissions.allowed_paths["/d"]: read-write mount refused: policy.allow_writable_paths is false`},
+		{name: "rw allowed", pol: Policy{AllowWritablePaths: true, AllowedPathPrefixes: []string{allowed}},
+			extra: "permissions: {allowed_paths: {/d: '" + filepath.Join(allowed, "data") + ":rw'}}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := pol
+			if tt.pol.AllowedHostPatterns != nil || tt.pol.AllowWritablePaths || strings.Contains(tt.name, "by default") {
+				p = tt.pol
+			}
+			m := mustDecode(t, base+tt.extra+"\n")
+			got, err := p.Check(m)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Check refused: %v", err)
+				}
+				if tt.limits != (Limits{}) && got != tt.limits {
+					t.Errorf("effective limits = %+v, want %+v", got, tt.limits)
+				}
+				return
+			}
+			if err == nil || err.Error() != testFile+": "+tt.want {
+				t.Errorf("Check error\n got: %v\nwant: %s", err, testFile+": "+tt.want)
+			}
+		})
+	}
+}
+
+func TestPolicyFromConfig(t *testing.T) {
+	t.Parallel()
+	k := koanf.New(".")
+	err := k.Load(confmap.Provider(map[string]any{
+		"policy.max_timeout":                "10s",
+		"policy.max_memory":                 "128MiB",
+		"policy.max_output":                 1048576,
+		"policy.default_limits.memory":      "32MiB",
+		"policy.allowed_host_patterns":      []string{"*.example.com"},
+		"policy.allow_writable_paths":       true,
+		"policy.queue_wait":                 "250ms",
+		"policy.default_limits.concurrency": 2,
+	}, "."), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p Policy
+	if err := k.Unmarshal("policy", &p); err != nil {
+		t.Fatal(err)
+	}
+	want := Policy{
+		MaxTimeout: 10 * time.Second, MaxMemory: 128 * MiB, MaxOutput: MiB,
+		DefaultLimits:       Limits{Memory: 32 * MiB, Concurrency: 2},
+		AllowedHostPatterns: []string{"*.example.com"}, AllowWritablePaths: true, QueueWait: 250 * time.Millisecond,
+	}
+	if diff := cmp.Diff(want, p); diff != "" {
+		t.Errorf("policy from config (-want +got):\n%s", diff)
+	}
+}

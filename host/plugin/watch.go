@@ -1,0 +1,91 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Watch hot-reloads dir until ctx ends, then returns nil. It watches dir and
+// each plugin folder in it; after a burst of file events settles (Debounce,
+// 250ms by default: a copy writes many events) it calls Reload. A new folder
+// loads; a changed plugin.yaml or module is recompiled first and swapped in
+// atomically only if it loads, else the old revision keeps serving and a
+// Problem is recorded; a removed folder is unloaded once its calls in flight
+// return. Watch rescans once at start, so it may also be used without
+// LoadDir. Changes in nested subfolders of a plugin are not watched (they
+// are picked up by the next event or Reload).
+func (r *Registry) Watch(ctx context.Context, dir string) error {
+	dir = filepath.Clean(dir)
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("plugin: watching %s: %w", dir, err)
+	}
+	defer w.Close()
+	if err := w.Add(dir); err != nil {
+		return fmt.Errorf("plugin: watching %s: %w", dir, err)
+	}
+	r.syncMu.Lock()
+	if !slices.Contains(r.roots, dir) {
+		r.roots = append(r.roots, dir)
+	}
+	r.syncMu.Unlock()
+	watchSubdirs(w, dir)
+	r.reloadLogged(ctx)
+
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if ev.Has(fsnotify.Create) && filepath.Dir(ev.Name) == dir {
+				if st, err := os.Stat(ev.Name); err == nil && st.IsDir() {
+					_ = w.Add(ev.Name)
+				}
+			}
+			timer.Reset(r.debounce)
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			r.log.Warn("plugin: file watch error; rescanning", "dir", dir, "error", err)
+			timer.Reset(r.debounce)
+		case <-timer.C:
+			watchSubdirs(w, dir) // folders created between an event and its watch
+			r.reloadLogged(ctx)
+		}
+	}
+}
+
+// watchSubdirs adds a watch on each folder directly in dir.
+func watchSubdirs(w *fsnotify.Watcher, dir string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, de := range ents {
+		p := filepath.Join(dir, de.Name())
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			_ = w.Add(p)
+		}
+	}
+}
+
+// reloadLogged rescans; problems are already logged once by sync.
+func (r *Registry) reloadLogged(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
+	_ = r.Reload(ctx)
+}

@@ -1,0 +1,71 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/skillhost/skillhost/host/transport/stdio"
+)
+
+// Serve runs the configured transports until ctx ends (or, with stdio only,
+// until standard input ends), then shuts down gracefully: no new requests,
+// in-flight calls finish within http.shutdown_timeout, and the host closes.
+func (h *Host) Serve(ctx context.Context) error {
+	httpErr := make(chan error, 1)
+	if h.http != nil {
+		h.served.Store(true)
+		go func() { httpErr <- h.http.Serve(h.ln) }()
+		mode := "only loopback clients are accepted (no API keys configured)"
+		h.log.Info("serving HTTP", "url", fmt.Sprintf("http://%s", h.ln.Addr()), "access", mode)
+	}
+	stdioErr := make(chan error, 1)
+	if h.cfg.Stdio {
+		h.log.Info("serving stdio", "framing", "<byte-length>\\n<json>")
+		go func() {
+			stdioErr <- stdio.Serve(ctx, h.opts.Stdin, h.opts.Stdout, h.engine,
+				stdio.WithConcurrency(h.cfg.RPC.StdioConcurrency),
+				stdio.WithMaxFrameBytes(int(h.cfg.RPC.MaxBody)),
+				stdio.WithLogger(h.log))
+		}()
+	}
+	var runErr error
+wait:
+	for {
+		select {
+		case <-ctx.Done():
+			break wait
+		case err := <-httpErr:
+			runErr = fmt.Errorf("http: %w", err)
+			break wait
+		case err := <-stdioErr:
+			if err != nil {
+				runErr = fmt.Errorf("stdio: %w", err)
+				break wait
+			}
+			if h.http == nil {
+				h.log.Info("stdin closed; shutting down")
+				break wait
+			}
+			h.log.Info("stdin closed; still serving HTTP")
+			stdioErr = nil
+		}
+	}
+	return errors.Join(runErr, h.shutdown(ctx))
+}
+
+// shutdown stops the HTTP server (waiting for in-flight requests up to the
+// shutdown timeout) and closes the host.
+func (h *Host) shutdown(ctx context.Context) error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.HTTP.ShutdownTimeout)
+	defer cancel()
+	h.log.Info("shutting down", "grace", h.cfg.HTTP.ShutdownTimeout)
+	var errs []error
+	if h.http != nil {
+		if err := h.http.Shutdown(sctx); err != nil {
+			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+		}
+	}
+	errs = append(errs, h.Close(sctx))
+	return errors.Join(errs...)
+}
