@@ -3,7 +3,6 @@ package config
 import (
 	"time"
 
-	"github.com/skillhost/skillhost/host/internal/bytesize"
 	"github.com/skillhost/skillhost/host/plugin"
 )
 
@@ -41,35 +40,35 @@ type Log struct {
 
 // HTTP configures the Fiber server.
 type HTTP struct {
-	BodyLimit       bytesize.Size `koanf:"body_limit"`
-	ReadTimeout     time.Duration `koanf:"read_timeout"`
-	WriteTimeout    time.Duration `koanf:"write_timeout"`
-	IdleTimeout     time.Duration `koanf:"idle_timeout"`
-	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
-	MaxConns        int           `koanf:"max_conns"`
+	BodyLimit       plugin.ByteSize `koanf:"body_limit"`
+	ReadTimeout     time.Duration   `koanf:"read_timeout"`
+	WriteTimeout    time.Duration   `koanf:"write_timeout"`
+	IdleTimeout     time.Duration   `koanf:"idle_timeout"`
+	ShutdownTimeout time.Duration   `koanf:"shutdown_timeout"`
+	MaxConns        int             `koanf:"max_conns"`
 }
 
 // RPC configures the JSON-RPC engine shared by every transport.
 type RPC struct {
-	MaxBatch         int           `koanf:"max_batch"`
-	BatchConcurrency int           `koanf:"batch_concurrency"`
-	MaxBody          bytesize.Size `koanf:"max_body"`
-	StdioConcurrency int           `koanf:"stdio_concurrency"`
+	MaxBatch         int             `koanf:"max_batch"`
+	BatchConcurrency int             `koanf:"batch_concurrency"`
+	MaxBody          plugin.ByteSize `koanf:"max_body"`
+	StdioConcurrency int             `koanf:"stdio_concurrency"`
 }
 
 // Store configures sessions and context values.
 type Store struct {
-	MaxValue      bytesize.Size `koanf:"max_value"`
-	MaxContextTTL time.Duration `koanf:"max_context_ttl"`
-	Replicas      int           `koanf:"replicas"`
+	MaxValue      plugin.ByteSize `koanf:"max_value"`
+	MaxContextTTL time.Duration   `koanf:"max_context_ttl"`
+	Replicas      int             `koanf:"replicas"`
 }
 
 // Net configures the http_fetch host function.
 type Net struct {
-	AllowPrivate []string      `koanf:"allow_private"`
-	Timeout      time.Duration `koanf:"timeout"`
-	MaxResponse  bytesize.Size `koanf:"max_response"`
-	MaxRedirects int           `koanf:"max_redirects"`
+	AllowPrivate []string        `koanf:"allow_private"`
+	Timeout      time.Duration   `koanf:"timeout"`
+	MaxResponse  plugin.ByteSize `koanf:"max_response"`
+	MaxRedirects int             `koanf:"max_redirects"`
 }
 
 // Defaults returns the configuration used when nothing overrides it.
@@ -81,16 +80,16 @@ func Defaults() Config {
 		HotReload: true,
 		Log:       Log{Level: "info", Format: "text"},
 		HTTP: HTTP{
-			BodyLimit:       bytesize.MiB,
+			BodyLimit:       plugin.MiB,
 			ReadTimeout:     10 * time.Second,
 			WriteTimeout:    5 * time.Minute,
 			IdleTimeout:     60 * time.Second,
 			ShutdownTimeout: 30 * time.Second,
 			MaxConns:        1024,
 		},
-		RPC:    RPC{MaxBatch: 64, BatchConcurrency: 8, MaxBody: bytesize.MiB, StdioConcurrency: 4},
-		Store:  Store{MaxValue: bytesize.MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 1},
+		RPC:    RPC{MaxBatch: 64, BatchConcurrency: 8, MaxBody: plugin.MiB, StdioConcurrency: 4},
+		Store:  Store{MaxValue: plugin.MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 1},
 		Policy: plugin.DefaultPolicy(),
-		Net:    Net{Timeout: 10 * time.Second, MaxResponse: bytesize.MiB, MaxRedirects: 5},
+		Net:    Net{Timeout: 10 * time.Second, MaxResponse: plugin.MiB, MaxRedirects: 5},
 	}
 }

@@ -55,8 +55,9 @@ func TestLoadLayers(t *testing.T) {
 	want := config.Defaults()
 	want.Listen = "127.0.0.1:9100"                                // flag beats env and file
 	want.Plugins = "from-file"                                    // file beats default; unchanged flag does not override
-	want.Policy.MaxMemory = 128 * bytesize.MiB                    // file
+	want.Policy.MaxMemory = 128 * plugin.MiB                      // file
 	want.Policy.MaxTimeout = 7 * time.Second                      // env beats file
+	want.Policy.DefaultLimits.Timeout = time.Second               // nested file key
 	want.Net.AllowPrivate = []string{"10.0.0.0/8", "127.0.0.0/8"} // env list
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("layering (-want +got):\n%s", diff)
@@ -73,7 +74,7 @@ func TestLoadRejects(t *testing.T) {
 	}{
 		{"unknown file key", "lisen: x\n", nil, "unknown key(s) lisen"},
 		{"unknown env key", "", []string{"SKILLHOST_NOPE=1"}, "unknown key(s) nope"},
-		{"bad size", "policy:\n  max_memory: 12MB\n", nil, "invalid size"},
+		{"bad size", "policy:\n  max_memory: 12MB\n", nil, "must be a byte count or a size like"},
 		{"bad duration", "policy:\n  max_timeout: soon\n", nil, "max_timeout"},
 		{"zero limit", "rpc:\n  max_batch: 0\n", nil, "config rpc.max_batch: must be greater than zero"},
 		{"bad listen", "listen: nonsense\n", nil, `config listen: "nonsense" is not host:port`},

@@ -13,9 +13,6 @@ import (
 	"github.com/skillhost/skillhost/host/fault"
 )
 
-// ReasonStreamNotBatchable is the error reason for a streaming result
-// requested inside a batch or by a notification.
-const ReasonStreamNotBatchable = "stream_not_batchable"
 
 // ErrorInfoType is the @type of the google.rpc.ErrorInfo objects carried as
 // error data by A2A kinds.

@@ -217,7 +217,7 @@ func (e *Engine) handleBatch(ctx context.Context, body []byte) Reply {
 func (e *Engine) batchElement(ctx context.Context, req *Request) []byte {
 	res, err := e.call(ctx, req)
 	if e.refuseStream(ctx, req, res) && err == nil {
-		err = fault.Newf(fault.InvalidRequest, ReasonStreamNotBatchable,
+		err = fault.Newf(fault.InvalidRequest, fault.ReasonStreamBatch,
 			"method %q streams its result; call it alone, not in a batch", req.Method)
 	}
 	if req.IsNotification() {

@@ -196,7 +196,7 @@ func TestStreamResults(t *testing.T) {
 	if err := json.Unmarshal(body, &got); err != nil || len(got) != 1 {
 		t.Fatalf("batch with streams: %v %s", err, body)
 	}
-	if got[0].Error == nil || got[0].Error.Code != -32600 || got[0].Error.Data["reason"] != ReasonStreamNotBatchable {
+	if got[0].Error == nil || got[0].Error.Code != -32600 || got[0].Error.Data["reason"] != fault.ReasonStreamBatch {
 		t.Errorf("stream in batch: %s", body)
 	}
 	if r := e.Handle(t.Context(), []byte(`{"jsonrpc":"2.0","method":"watch"}`)); r.Body != nil || r.Stream != nil {

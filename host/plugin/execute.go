@@ -10,15 +10,6 @@ import (
 	"github.com/skillhost/skillhost/host/fault"
 )
 
-// Reasons this package adds to the fault taxonomy (error data `reason`).
-const (
-	// ReasonUnknownAgent: Call.Agent names no loaded plugin (AgentNotFound).
-	ReasonUnknownAgent = "unknown_agent"
-	// ReasonOutputSchema: the skill's output does not match its
-	// output_schema (SkillFailed).
-	ReasonOutputSchema = "output_schema"
-)
-
 // maxListed caps the skill or agent ids listed in an unknown_skill or
 // unknown_agent error.
 const maxListed = 20
@@ -114,7 +105,7 @@ func (r *Registry) acquire(call Call) (*entry, *Skill, error) {
 			for _, p := range st.snap.Plugins {
 				names = append(names, p.Manifest.Name)
 			}
-			return nil, nil, unknown(fault.AgentNotFound, ReasonUnknownAgent, "agent", call.Agent, names)
+			return nil, nil, unknown(fault.AgentNotFound, fault.ReasonUnknownAgent, "agent", call.Agent, names)
 		}
 		e = a
 		if _, ok := a.plugin.Skill(call.SkillID); !ok {
@@ -180,11 +171,11 @@ func checkInput(sk *Skill, in json.RawMessage) ([]byte, *fault.Error) {
 func checkOutput(sk *Skill, out []byte) *fault.Error {
 	doc, err := decodeJSON(out)
 	if err != nil {
-		return fault.New(fault.SkillFailed, ReasonOutputSchema,
+		return fault.New(fault.SkillFailed, fault.ReasonOutputSchema,
 			fmt.Sprintf("skill %s: output is not JSON, but the skill declares an output_schema", sk.ID))
 	}
 	if err := sk.output.Validate(doc); err != nil {
-		return fault.New(fault.SkillFailed, ReasonOutputSchema,
+		return fault.New(fault.SkillFailed, fault.ReasonOutputSchema,
 			fmt.Sprintf("skill %s: output does not match output_schema: %s", sk.ID, schemaMessage(err))).
 			With("pointer", schemaPointer(err))
 	}

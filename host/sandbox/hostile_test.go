@@ -226,7 +226,7 @@ func TestCloseWaitsForInflight(t *testing.T) {
 		t.Fatal("Close returned before the in-flight call ended")
 	}
 	_, err := m.Call(context.Background(), "echo", nil)
-	mustFault(t, err, fault.InvalidState, sandbox.ReasonModuleClosed)
+	mustFault(t, err, fault.InvalidState, fault.ReasonModuleClosed)
 	if st := m.Stats(); st.InstancesLive != 0 {
 		t.Errorf("live instances after Close = %d", st.InstancesLive)
 	}

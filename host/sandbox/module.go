@@ -14,9 +14,6 @@ import (
 	"github.com/skillhost/skillhost/host/fault"
 )
 
-// ReasonModuleClosed is the fault reason of a call to a closed module (the
-// plugin was unloaded or reloaded while the call waited).
-const ReasonModuleClosed = "module_closed"
 
 // Module is a compiled plugin and its instance pool. It is safe for
 // concurrent use; at most Limits.Concurrency calls run at once.
@@ -183,7 +180,7 @@ func (m *Module) acquire(ctx context.Context) error {
 }
 
 func (m *Module) closedFault() *fault.Error {
-	return fault.Newf(fault.InvalidState, ReasonModuleClosed, "plugin %q is closed", m.name).With("plugin", m.name)
+	return fault.Newf(fault.InvalidState, fault.ReasonModuleClosed, "plugin %q is closed", m.name).With("plugin", m.name)
 }
 
 // takeIdle returns a ready instance, or nil.

@@ -10,17 +10,6 @@ import (
 	"github.com/skillhost/skillhost/host/fault"
 )
 
-// Reasons this package adds to the fault taxonomy (see README "State").
-const (
-	// ReasonValueTooLarge: a context value or session context is over
-	// MaxValueBytes (kind InvalidParams: the request itself is over a
-	// documented limit and must not be retried as is).
-	ReasonValueTooLarge = "value_too_large"
-	// ReasonStorageFull: a bucket reached MaxBucketBytes (kind
-	// ResourceExhausted).
-	ReasonStorageFull = "storage_full"
-)
-
 // storeErr turns an error from NATS into a fault carrying the session id.
 // Context errors keep their kind (Timeout, Canceled); a full bucket is
 // ResourceExhausted; anything else is Internal.
@@ -32,9 +21,9 @@ func storeErr(err error, sessionID, op string) *fault.Error {
 	var apiErr *jetstream.APIError
 	switch {
 	case errors.As(err, &apiErr) && strings.Contains(apiErr.Description, "maximum bytes exceeded"):
-		return withSession(fault.Wrap(fault.ResourceExhausted, ReasonStorageFull, err, op+": state storage is full"), sessionID)
+		return withSession(fault.Wrap(fault.ResourceExhausted, fault.ReasonStorageFull, err, op+": state storage is full"), sessionID)
 	case errors.Is(err, nats.ErrMaxPayload):
-		return withSession(fault.Wrap(fault.InvalidParams, ReasonValueTooLarge, err, op+": record larger than the NATS max_payload"), sessionID)
+		return withSession(fault.Wrap(fault.InvalidParams, fault.ReasonValueTooLarge, err, op+": record larger than the NATS max_payload"), sessionID)
 	}
 	f := fault.From(err)
 	if f.Kind == fault.Internal {

@@ -187,7 +187,7 @@ func closedErr(id string) *fault.Error {
 }
 
 func (s *Store) tooLarge(id, field string, n int) *fault.Error {
-	return withSession(fault.Newf(fault.InvalidParams, ReasonValueTooLarge,
+	return withSession(fault.Newf(fault.InvalidParams, fault.ReasonValueTooLarge,
 		"%s: %d bytes is over the %d-byte limit", field, n, s.cfg.MaxValueBytes).
 		With("field", field).With("limit_bytes", s.cfg.MaxValueBytes), id)
 }

@@ -97,7 +97,7 @@ func TestBucketFullIsResourceExhausted(t *testing.T) {
 	for i := 0; i < 100 && err == nil; i++ {
 		_, err = st.SetContext(ctx, id, strings.Repeat("k", i+1), value, 0)
 	}
-	if diff := cmp.Diff(faultInfo{fault.ResourceExhausted, store.ReasonStorageFull, id}, faultOf(t, err)); diff != "" {
+	if diff := cmp.Diff(faultInfo{fault.ResourceExhausted, fault.ReasonStorageFull, id}, faultOf(t, err)); diff != "" {
 		t.Errorf("writing past MaxBucketBytes (-want +got):\n%s", diff)
 	}
 }

@@ -180,11 +180,11 @@ func TestHostileInputs(t *testing.T) {
 		{"huge session context", func() error {
 			_, err := st.CreateSession(ctx, store.Session{ID: "big", Context: json.RawMessage(`"` + strings.Repeat("x", 2048) + `"`)})
 			return err
-		}, faultInfo{fault.InvalidParams, store.ReasonValueTooLarge, "big"}},
+		}, faultInfo{fault.InvalidParams, fault.ReasonValueTooLarge, "big"}},
 		{"huge value", func() error {
 			_, err := st.SetContext(ctx, id, "k", json.RawMessage(`"`+strings.Repeat("x", 1<<20)+`"`), 0)
 			return err
-		}, bad(store.ReasonValueTooLarge)},
+		}, bad(fault.ReasonValueTooLarge)},
 		{"value not JSON", func() error { _, err := st.SetContext(ctx, id, "k", json.RawMessage(`{nope`), 0); return err }, bad(fault.ReasonInvalidParams)},
 		{"empty value", func() error { _, err := st.SetContext(ctx, id, "k", nil, 0); return err }, bad(fault.ReasonInvalidParams)},
 		{"empty key", func() error { _, err := st.SetContext(ctx, id, "", json.RawMessage(`1`), 0); return err }, bad(fault.ReasonInvalidParams)},

@@ -136,7 +136,7 @@ func (s *Server) loopbackOnly(c *fiber.Ctx) error {
 	if s.cfg.AllowRemote || c.Context().RemoteIP().IsLoopback() {
 		return c.Next()
 	}
-	err := fault.New(fault.Forbidden, "loopback_only", "this host has no API keys configured and serves loopback clients only")
+	err := fault.New(fault.Forbidden, fault.ReasonLoopbackOnly, "this host has no API keys configured and serves loopback clients only")
 	return s.sendError(c, fault.Forbidden.HTTPStatus(), err)
 }
 
@@ -173,6 +173,17 @@ func (s *Server) sendError(c *fiber.Ctx, status int, err error) error {
 // requestID takes a sane X-Request-ID from the client or makes one, and
 // echoes it on the response.
 func requestID(c *fiber.Ctx) error {
+	ensureRequestID(c)
+	return c.Next()
+}
+
+// ensureRequestID returns the request's id, assigning one on first use
+// (errors raised before the middleware runs, e.g. an oversized body, get
+// one too).
+func ensureRequestID(c *fiber.Ctx) string {
+	if id, ok := c.Locals("request_id").(string); ok {
+		return id
+	}
 	id := c.Get(fiber.HeaderXRequestID)
 	if !saneID(id) {
 		var b [12]byte
@@ -181,7 +192,7 @@ func requestID(c *fiber.Ctx) error {
 	}
 	c.Locals("request_id", id)
 	c.Set(fiber.HeaderXRequestID, id)
-	return c.Next()
+	return id
 }
 
 func saneID(id string) bool {
@@ -197,7 +208,7 @@ func saneID(id string) bool {
 }
 
 func (s *Server) transportInfo(c *fiber.Ctx) jsonrpc.TransportInfo {
-	id, _ := c.Locals("request_id").(string)
+	id := ensureRequestID(c)
 	// Copy the headers: Fiber reuses its buffers once the handler returns,
 	// and handlers may keep working (streams, tasks) after that.
 	header := http.Header{}
