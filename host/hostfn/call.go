@@ -1,0 +1,39 @@
+package hostfn
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Call is the per-call data the host functions need. The sandbox caller puts
+// it in the context of Module.Call with WithCall; host functions read it with
+// CallFrom. A Call is read-only once attached.
+type Call struct {
+	SessionID string         // calling session ("" = none: context functions refuse)
+	Plugin    string         // plugin name, for attribution
+	Skill     string         // skill id, for attribution
+	RequestID string         // JSON-RPC / A2A request id, for attribution
+	Progress  func(Progress) // receives progress reports; nil drops them
+}
+
+// Progress is one progress report from a plugin.
+type Progress struct {
+	Percent float64         `json:"percent"`        // clamped to [0, 100]
+	Message string          `json:"message"`        // capped at MaxProgressMessage bytes
+	Data    json.RawMessage `json:"data,omitempty"` // capped at MaxProgressData bytes
+}
+
+type callKey struct{}
+
+// WithCall returns ctx carrying c.
+func WithCall(ctx context.Context, c *Call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+// CallFrom returns the Call carried by ctx, or an empty Call (never nil).
+func CallFrom(ctx context.Context) *Call {
+	if c, ok := ctx.Value(callKey{}).(*Call); ok && c != nil {
+		return c
+	}
+	return &Call{}
+}

@@ -1,0 +1,246 @@
+package hostfn
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Caps of the http_fetch host function.
+const (
+	MaxFetchBody           = 1 << 20  // bytes of a POST body
+	MaxFetchURL            = 8 << 10  // bytes of a URL
+	MaxFetchRequest        = 2 << 20  // bytes of one request block (base64 body, headers, URL)
+	MaxRequestHeaders      = 32       // request header count
+	MaxRequestHeaderValue  = 8 << 10  // bytes of one request header value
+	MaxResponseHeaderBytes = 64 << 10 // bytes of all response headers
+)
+
+// forbiddenHeaders are request headers a plugin may not set: they belong to
+// the transport or could smuggle a second request.
+var forbiddenHeaders = map[string]bool{
+	"Host": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true,
+	"Upgrade": true, "Te": true, "Trailer": true, "Keep-Alive": true,
+	"Proxy-Authorization": true, "Proxy-Connection": true, "Expect": true,
+}
+
+type fetchRequest struct {
+	Method  string            `json:"method"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+	Body    []byte            `json:"body"`
+}
+
+type fetchResult struct {
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers"`
+	Body    []byte            `json:"body"`
+}
+
+// fetcher is one plugin's HTTP client: no proxy from the environment, every
+// URL (first and redirected) checked against the allowed hosts, every dialed
+// address checked by the dial guard.
+type fetcher struct {
+	policy NetPolicy
+	hosts  hostMatcher
+	client *http.Client
+}
+
+// hostRefusedError: a URL's host is not in allowed_hosts.
+type hostRefusedError struct{ host string }
+
+func (e *hostRefusedError) Error() string {
+	return fmt.Sprintf("host %q is not in the plugin's allowed_hosts", e.host)
+}
+
+// tooManyRedirectsError: the redirect chain is longer than MaxRedirects.
+type tooManyRedirectsError struct{ max int }
+
+func (e *tooManyRedirectsError) Error() string {
+	return fmt.Sprintf("stopped after %d redirects", e.max)
+}
+
+func newFetcher(p NetPolicy, hosts hostMatcher) *fetcher {
+	f := &fetcher{policy: p, hosts: hosts}
+	dialer := &net.Dialer{Timeout: p.Timeout, ControlContext: dialGuard{allow: p.AllowPrivate}.control}
+	transport := &http.Transport{
+		Proxy:                  nil, // never from the environment
+		DialContext:            dialer.DialContext,
+		ForceAttemptHTTP2:      true,
+		TLSHandshakeTimeout:    p.Timeout,
+		ResponseHeaderTimeout:  p.Timeout,
+		MaxResponseHeaderBytes: MaxResponseHeaderBytes,
+		MaxIdleConns:           8,
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        30 * time.Second,
+	}
+	f.client = &http.Client{
+		Transport: transport,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) > p.MaxRedirects {
+				return &tooManyRedirectsError{max: p.MaxRedirects}
+			}
+			_, err := f.checkURL(req.URL)
+			return err
+		},
+	}
+	return f
+}
+
+// checkURL refuses URLs that are not plain http(s) to an allowed host.
+func (f *fetcher) checkURL(u *url.URL) (string, error) {
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("scheme %q: only http and https are allowed", u.Scheme)
+	}
+	if u.User != nil {
+		return "", errors.New("URLs with user info are not allowed")
+	}
+	host, err := normalizeHost(u.Hostname())
+	if err != nil {
+		return "", &hostRefusedError{host: u.Hostname()}
+	}
+	if !f.hosts.allows(host) {
+		return "", &hostRefusedError{host: host}
+	}
+	return host, nil
+}
+
+// fetch performs a plugin's HTTP request.
+func (fn *funcs) fetch(ctx context.Context, _ *Call, raw []byte) (any, *guestError) {
+	var r fetchRequest
+	if gerr := decodeRequest(raw, &r); gerr != nil {
+		return nil, gerr
+	}
+	req, gerr := fn.client.buildRequest(ctx, r)
+	if gerr != nil {
+		return nil, gerr
+	}
+	ctx, cancel := context.WithTimeout(ctx, fn.client.policy.Timeout)
+	defer cancel()
+	resp, err := fn.client.client.Do(req.WithContext(ctx))
+	if err != nil {
+		return nil, fetchError(ctx, err)
+	}
+	defer resp.Body.Close()
+	res := fetchResult{Status: resp.StatusCode, Headers: make(map[string]string, len(resp.Header))}
+	for k, v := range resp.Header {
+		res.Headers[k] = strings.Join(v, ", ")
+	}
+	if req.Method == http.MethodHead {
+		return res, nil
+	}
+	limit := fn.client.policy.MaxResponseBytes
+	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+	if err != nil {
+		return nil, fetchError(ctx, err)
+	}
+	if int64(len(body)) > limit {
+		return nil, errorf(CodeResponseTooLarge, "response body is larger than %d bytes", limit)
+	}
+	res.Body = body
+	return res, nil
+}
+
+func (f *fetcher) buildRequest(ctx context.Context, r fetchRequest) (*http.Request, *guestError) {
+	method := strings.ToUpper(r.Method)
+	switch method {
+	case "":
+		method = http.MethodGet
+	case http.MethodGet, http.MethodHead, http.MethodPost:
+	default:
+		return nil, errorf(CodeBadRequest, "method %q: only GET, HEAD and POST are allowed", truncate(r.Method, 16))
+	}
+	if len(r.Body) > 0 && method != http.MethodPost {
+		return nil, errorf(CodeBadRequest, "a body is only allowed with POST")
+	}
+	if len(r.Body) > MaxFetchBody {
+		return nil, errorf(CodeRequestTooLarge, "body is %d bytes, the limit is %d", len(r.Body), MaxFetchBody)
+	}
+	if len(r.URL) > MaxFetchURL {
+		return nil, errorf(CodeBadRequest, "URL longer than %d bytes", MaxFetchURL)
+	}
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		return nil, errorf(CodeBadRequest, "URL: %v", err)
+	}
+	if _, err := f.checkURL(u); err != nil {
+		var hr *hostRefusedError
+		if errors.As(err, &hr) {
+			return nil, errorf(CodeHostNotAllowed, "%v", err)
+		}
+		return nil, errorf(CodeBadRequest, "%v", err)
+	}
+	if len(r.Headers) > MaxRequestHeaders {
+		return nil, errorf(CodeBadRequest, "%d headers, the limit is %d", len(r.Headers), MaxRequestHeaders)
+	}
+	var body io.Reader
+	if method == http.MethodPost {
+		body = bytes.NewReader(r.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, errorf(CodeBadRequest, "request: %v", err)
+	}
+	for k, v := range r.Headers {
+		name := http.CanonicalHeaderKey(k)
+		switch {
+		case !validHeaderName(k):
+			return nil, errorf(CodeBadRequest, "invalid header name %q", truncate(k, 64))
+		case forbiddenHeaders[name] || strings.HasPrefix(name, "Proxy-"):
+			return nil, errorf(CodeBadRequest, "header %q may not be set by a plugin", name)
+		case len(v) > MaxRequestHeaderValue:
+			return nil, errorf(CodeBadRequest, "header %q is longer than %d bytes", name, MaxRequestHeaderValue)
+		case strings.ContainsAny(v, "\r\n\x00"):
+			return nil, errorf(CodeBadRequest, "header %q contains a control character", name)
+		}
+		req.Header.Set(name, v)
+	}
+	return req, nil
+}
+
+// validHeaderName reports whether s is an RFC 9110 token.
+func validHeaderName(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// fetchError maps a client failure to a guest error code.
+func fetchError(ctx context.Context, err error) *guestError {
+	var (
+		refused  *refusedAddrError
+		host     *hostRefusedError
+		tooMany  *tooManyRedirectsError
+		netError net.Error
+	)
+	switch {
+	case errors.As(err, &refused):
+		return errorf(CodeAddressRefused, "%v", refused)
+	case errors.As(err, &host):
+		return errorf(CodeHostNotAllowed, "redirect refused: %v", host)
+	case errors.As(err, &tooMany):
+		return errorf(CodeFetchFailed, "%v", tooMany)
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netError) && netError.Timeout()):
+		return errorf(CodeTimeout, "the request did not finish in time")
+	case strings.Contains(err.Error(), "server response headers exceeded"):
+		return errorf(CodeResponseTooLarge, "response headers are larger than %d bytes", MaxResponseHeaderBytes)
+	}
+	return errorf(CodeFetchFailed, "%v", err)
+}

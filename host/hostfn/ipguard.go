@@ -1,0 +1,107 @@
+package hostfn
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"syscall"
+)
+
+// refusedRanges are the destinations a plugin may not reach unless the
+// operator lists them in net.allow_private. Checked on the address actually
+// being dialed, after DNS, so rebinding cannot get around it.
+var refusedRanges = []struct {
+	prefix netip.Prefix
+	reason string
+}{
+	{netip.MustParsePrefix("169.254.169.254/32"), "cloud metadata"},
+	{netip.MustParsePrefix("fd00:ec2::254/128"), "cloud metadata"},
+	{netip.MustParsePrefix("0.0.0.0/8"), "this-network"},
+	{netip.MustParsePrefix("10.0.0.0/8"), "private"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT"},
+	{netip.MustParsePrefix("127.0.0.0/8"), "loopback"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},
+	{netip.MustParsePrefix("172.16.0.0/12"), "private"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol assignments"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "documentation"},
+	{netip.MustParsePrefix("192.168.0.0/16"), "private"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "documentation"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "multicast"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"}, // includes 255.255.255.255
+	{netip.MustParsePrefix("::/128"), "unspecified"},
+	{netip.MustParsePrefix("::1/128"), "loopback"},
+	{netip.MustParsePrefix("::/96"), "IPv4-compatible"},
+	{netip.MustParsePrefix("64:ff9b::/96"), "NAT64"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "NAT64"},
+	{netip.MustParsePrefix("100::/64"), "discard"},
+	{netip.MustParsePrefix("2001::/32"), "Teredo"},
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
+	{netip.MustParsePrefix("2002::/16"), "6to4"},
+	{netip.MustParsePrefix("fc00::/7"), "unique-local (private)"},
+	{netip.MustParsePrefix("fe80::/10"), "link-local"},
+	{netip.MustParsePrefix("fec0::/10"), "site-local"},
+	{netip.MustParsePrefix("ff00::/8"), "multicast"},
+}
+
+// classify returns why addr is internal ("loopback", "private", …) or ""
+// for a public address. IPv4-mapped IPv6 addresses are judged as IPv4.
+func classify(addr netip.Addr) string {
+	addr = addr.Unmap().WithZone("")
+	if !addr.IsValid() {
+		return "invalid"
+	}
+	for _, r := range refusedRanges {
+		if r.prefix.Contains(addr) {
+			return r.reason
+		}
+	}
+	return ""
+}
+
+// refusedAddrError is returned by the dial guard before any packet is sent.
+type refusedAddrError struct {
+	Addr   netip.Addr
+	Reason string
+}
+
+func (e *refusedAddrError) Error() string {
+	return fmt.Sprintf("address %s is %s and not allowed by net.allow_private", e.Addr, e.Reason)
+}
+
+// dialGuard checks each address the dialer is about to connect to.
+type dialGuard struct {
+	allow []netip.Prefix
+}
+
+// check returns a *refusedAddrError unless addr is public or inside one of
+// the operator's allow_private prefixes.
+func (g dialGuard) check(addr netip.Addr) error {
+	addr = addr.Unmap().WithZone("")
+	reason := classify(addr)
+	if reason == "" {
+		return nil
+	}
+	for _, p := range g.allow {
+		if p.Contains(addr) {
+			return nil
+		}
+	}
+	return &refusedAddrError{Addr: addr, Reason: reason}
+}
+
+// control is a net.Dialer ControlContext hook: it runs after the socket is
+// created and before connect(2), on the resolved address being dialed.
+func (g dialGuard) control(_ context.Context, network, address string, _ syscall.RawConn) error {
+	switch network {
+	case "tcp", "tcp4", "tcp6":
+	default:
+		return fmt.Errorf("network %q not allowed", network)
+	}
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("dial guard: unparseable address %q: %w", address, err)
+	}
+	return g.check(ap.Addr())
+}

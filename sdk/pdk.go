@@ -1,0 +1,58 @@
+//go:build wasip1
+
+package sdk
+
+import (
+	"github.com/extism/go-pdk"
+)
+
+func init() { current = pdkBackend{} }
+
+// pdkBackend talks to the Extism host through go-pdk.
+type pdkBackend struct{}
+
+func (pdkBackend) input() []byte                    { return pdk.Input() }
+func (pdkBackend) output(b []byte)                  { pdk.Output(b) }
+func (pdkBackend) setError(b []byte)                { pdk.SetErrorString(string(b)) }
+func (pdkBackend) config(key string) (string, bool) { return pdk.GetConfig(key) }
+
+func (pdkBackend) call(fn string, req []byte) []byte {
+	mem := pdk.AllocateBytes(req)
+	defer mem.Free()
+	var off uint64
+	switch fn {
+	case fnLog:
+		off = hostLog(mem.Offset())
+	case fnProgress:
+		off = hostProgress(mem.Offset())
+	case fnContextGet:
+		off = hostContextGet(mem.Offset())
+	case fnContextSet:
+		off = hostContextSet(mem.Offset())
+	case fnHTTPFetch:
+		off = hostHTTPFetch(mem.Offset())
+	default:
+		return nil
+	}
+	if off == 0 {
+		return nil
+	}
+	reply := pdk.FindMemory(off)
+	defer reply.Free()
+	return reply.ReadBytes()
+}
+
+//go:wasmimport extism:host/user log
+func hostLog(offset uint64) uint64
+
+//go:wasmimport extism:host/user progress
+func hostProgress(offset uint64) uint64
+
+//go:wasmimport extism:host/user context_get
+func hostContextGet(offset uint64) uint64
+
+//go:wasmimport extism:host/user context_set
+func hostContextSet(offset uint64) uint64
+
+//go:wasmimport extism:host/user http_fetch
+func hostHTTPFetch(offset uint64) uint64
