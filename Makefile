@@ -20,7 +20,7 @@ plugins: build ## build every first-party plugin's .wasm next to its manifest
 	@for d in $(PLUGIN_DIRS); do ./$(BIN) plugin build $$d || exit 1; done
 
 run: plugins ## build everything and serve plugins/ on $(LISTEN) with state in ./data
-	./$(BIN) serve --listen $(LISTEN) --plugins plugins --data data
+	./$(BIN) serve --config examples/config/dev.yaml --listen $(LISTEN) --plugins plugins --data data
 
 test: test-go test-guest fuzz-smoke ## the whole test suite (CI runs exactly this)
 

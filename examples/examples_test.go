@@ -219,6 +219,19 @@ func TestStdio(t *testing.T) {
 	})
 }
 
+// TestDevConfig checks that the configuration `make run` uses loads and
+// grants what the first-party fetch plugin requests.
+func TestDevConfig(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Load(config.Sources{File: "config/dev.yaml", Environ: []string{}})
+	if err != nil {
+		t.Fatalf("config.Load(config/dev.yaml): %v", err)
+	}
+	if diff := cmp.Diff([]string{"example.com", "*.example.org"}, cfg.Policy.AllowedHostPatterns); diff != "" {
+		t.Errorf("allowed_host_patterns (-want +got):\n%s", diff)
+	}
+}
+
 // TestConfigSample checks that the sample config loads, sets every key the
 // host knows, and documents the defaults (every value in it is the default).
 func TestConfigSample(t *testing.T) {
