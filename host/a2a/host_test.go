@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	extism "github.com/extism/go-sdk"
+
 	"github.com/skillhost/skillhost/host/a2a"
+	"github.com/skillhost/skillhost/host/hostfn"
 	"github.com/skillhost/skillhost/host/jsonrpc"
 	"github.com/skillhost/skillhost/host/plugin"
 	"github.com/skillhost/skillhost/host/sandbox"
@@ -39,11 +42,18 @@ func startHost(t *testing.T, pluginDir string) *testHost {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{})
+	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := plugin.NewRegistry(rt, plugin.RegistryOptions{Policy: plugin.DefaultPolicy(), Logger: quietLogger()})
+	deps := hostfn.Deps{Context: st, Logger: quietLogger()}
+	reg := plugin.NewRegistry(rt, plugin.RegistryOptions{
+		Policy: plugin.DefaultPolicy(),
+		HostFunctions: func(m *plugin.Manifest) []extism.HostFunction {
+			return hostfn.New(deps, hostfn.Grant{Plugin: m.Name, AllowedHosts: m.Permissions.AllowedHosts})
+		},
+		Logger: quietLogger(),
+	})
 	if err := reg.LoadDir(ctx, pluginDir); err != nil {
 		t.Fatal(err)
 	}
