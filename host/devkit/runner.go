@@ -1,0 +1,116 @@
+package devkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	extism "github.com/extism/go-sdk"
+
+	"github.com/skillhost/skillhost/host/hostfn"
+	"github.com/skillhost/skillhost/host/plugin"
+	"github.com/skillhost/skillhost/host/sandbox"
+	"github.com/skillhost/skillhost/host/store"
+)
+
+// harness is one plugin loaded in a real sandbox behind a real registry,
+// with an embedded state store and one open session for context calls.
+type harness struct {
+	tmp     string
+	rt      *sandbox.Runtime
+	st      *store.Store
+	reg     *plugin.Registry
+	plugin  *plugin.Plugin
+	session string
+}
+
+// harnessOptions configure newHarness.
+type harnessOptions struct {
+	cacheDir string
+	net      hostfn.NetPolicy
+	logger   *slog.Logger
+}
+
+// newHarness loads the plugin folder dir under DevPolicy.
+func newHarness(ctx context.Context, dir string, m *plugin.Manifest, o harnessOptions) (*harness, error) {
+	h := &harness{}
+	if err := h.start(ctx, dir, m, o); err != nil {
+		return nil, errors.Join(err, h.close(context.WithoutCancel(ctx)))
+	}
+	return h, nil
+}
+
+// start builds the harness; close undoes whatever it got to.
+func (h *harness) start(ctx context.Context, dir string, m *plugin.Manifest, o harnessOptions) (err error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if h.tmp, err = os.MkdirTemp("", "skillhost-plugin-test-"); err != nil {
+		return err
+	}
+	// The registry loads the sub-folders of a root: link the plugin in.
+	root := filepath.Join(h.tmp, "plugins")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		return err
+	}
+	link := filepath.Join(root, m.Name)
+	if err := os.Symlink(abs, link); err != nil {
+		return err
+	}
+	if h.st, err = store.Open(ctx, store.Config{DataDir: filepath.Join(h.tmp, "data"), MaxBucketBytes: 64 << 20}); err != nil {
+		return fmt.Errorf("state store: %w", err)
+	}
+	sess, err := h.st.CreateSession(ctx, store.Session{ID: store.NewSessionID(), AgentID: "plugin-test"})
+	if err != nil {
+		return fmt.Errorf("state store: %w", err)
+	}
+	h.session = sess.ID
+	if h.rt, err = sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: o.cacheDir, Logger: o.logger}); err != nil {
+		return err
+	}
+	deps := hostfn.Deps{Context: h.st, Logger: o.logger, Net: o.net}
+	h.reg = plugin.NewRegistry(h.rt, plugin.RegistryOptions{
+		Policy: DevPolicy(m),
+		Logger: slog.New(slog.DiscardHandler), // its load errors are returned below
+		HostFunctions: func(m *plugin.Manifest) []extism.HostFunction {
+			return hostfn.New(deps, hostfn.Grant{Plugin: m.Name, AllowedHosts: m.Permissions.AllowedHosts})
+		},
+	})
+	if err := h.reg.LoadDir(ctx, root); err != nil {
+		// Name the user's folder, not the link, on one line.
+		msgs := splitErrors(err)
+		for i := range msgs {
+			msgs[i] = strings.ReplaceAll(msgs[i], link, filepath.Clean(dir))
+		}
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	p, ok := h.reg.Snapshot().Plugin(m.Name)
+	if !ok {
+		return fmt.Errorf("plugin %s did not load", m.Name)
+	}
+	h.plugin = p
+	return nil
+}
+
+// close releases everything newHarness made.
+func (h *harness) close(ctx context.Context) error {
+	var errs []error
+	if h.reg != nil {
+		errs = append(errs, h.reg.Close(ctx))
+	}
+	if h.rt != nil {
+		errs = append(errs, h.rt.Close(ctx))
+	}
+	if h.st != nil {
+		errs = append(errs, h.st.Close())
+	}
+	if h.tmp != "" {
+		errs = append(errs, os.RemoveAll(h.tmp))
+	}
+	return errors.Join(errs...)
+}
