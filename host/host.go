@@ -13,8 +13,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	extism "github.com/extism/go-sdk"
-
 	"github.com/skillhost/skillhost/host/a2a"
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/hostfn"
@@ -103,13 +101,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	if err != nil {
 		return nil, err
 	}
-	deps := hostfn.Deps{Context: h.store, Logger: h.log, Net: netPolicy}
 	h.registry = plugin.NewRegistry(h.runtime, plugin.RegistryOptions{
-		Policy: cfg.Policy,
-		HostFunctions: func(m *plugin.Manifest) []extism.HostFunction {
-			return hostfn.New(deps, hostfn.Grant{Plugin: m.Name, AllowedHosts: m.Permissions.AllowedHosts})
-		},
-		Logger: h.log,
+		Policy:        cfg.Policy,
+		HostFunctions: hostfn.ForPlugins(hostfn.Deps{Context: h.store, Logger: h.log, Net: netPolicy}),
+		Logger:        h.log,
 	})
 	if err := h.loadPlugins(ctx); err != nil {
 		return nil, err

@@ -3,13 +3,16 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host/a2a"
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/hostfn"
 	"github.com/skillhost/skillhost/host/plugin"
 	"github.com/skillhost/skillhost/host/sandbox"
 )
@@ -28,6 +31,7 @@ are reported on stderr and left out of the card.`,
 	f := cmd.Flags()
 	f.String("config", "", "YAML configuration file")
 	f.String("plugins", d.Plugins, "plugin folder to load")
+	f.String("data", d.Data, "state directory whose compilation cache is reused when it exists")
 	f.String("agent", "", "print this plugin's own card instead of the host card")
 	return cmd
 }
@@ -39,12 +43,23 @@ func runCard(cmd *cobra.Command, _ []string) error {
 		return usageError{err}
 	}
 	ctx := cmd.Context()
-	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{})
+	// The compilation cache of `serve` makes this fast once the host has run;
+	// card creates no state directory of its own.
+	var cacheDir string
+	if fi, err := os.Stat(cfg.Data); err == nil && fi.IsDir() {
+		cacheDir = filepath.Join(cfg.Data, "wazero-cache")
+	}
+	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: cacheDir})
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}
 	defer func() { _ = rt.Close(ctx) }()
-	reg := plugin.NewRegistry(rt, plugin.RegistryOptions{Policy: cfg.Policy, Logger: newLogger(config.Log{Level: "error"})})
+	quiet := slog.New(slog.DiscardHandler) // load problems are printed below, once
+	reg := plugin.NewRegistry(rt, plugin.RegistryOptions{
+		Policy:        cfg.Policy,
+		HostFunctions: hostfn.ForPlugins(hostfn.Deps{Logger: quiet}),
+		Logger:        quiet,
+	})
 	defer func() { _ = reg.Close(ctx) }()
 	if err := reg.LoadDir(ctx, cfg.Plugins); err != nil {
 		if _, statErr := os.Stat(cfg.Plugins); statErr != nil {
@@ -59,7 +74,7 @@ func runCard(cmd *cobra.Command, _ []string) error {
 		base = "http://" + cfg.Listen
 	}
 	cards := a2a.NewCardService(a2a.CardConfig{BaseURL: base, Version: version, Stdio: cfg.Stdio},
-		reg.Snapshot, a2a.CardServiceOptions{Logger: newLogger(config.Log{Level: "error"})})
+		reg.Snapshot, a2a.CardServiceOptions{Logger: quiet})
 	var body []byte
 	if agent, _ := cmd.Flags().GetString("agent"); agent != "" {
 		body, _, err = cards.AgentCard(ctx, agent)

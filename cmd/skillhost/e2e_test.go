@@ -277,3 +277,35 @@ func TestSIGTERMShutsDownCleanly(t *testing.T) {
 		t.Errorf("no shutdown log:\n%s", h.stderr.String())
 	}
 }
+
+// TestCardCommand: `skillhost card` prints the card of a plugin folder, and
+// --agent one plugin's card; an unknown agent is a one-line error.
+func TestCardCommand(t *testing.T) {
+	t.Parallel()
+	const plugins = "../../host/a2a/testdata/plugins"
+	out, errOut, code := runCLI(t, "card", "--plugins", plugins, "--data", t.TempDir())
+	if code != 0 {
+		t.Fatalf("card: exit %d: %s", code, errOut)
+	}
+	var card struct {
+		Name   string `json:"name"`
+		URL    string `json:"url"`
+		Skills []struct {
+			ID string `json:"id"`
+		} `json:"skills"`
+	}
+	if err := json.Unmarshal([]byte(out), &card); err != nil {
+		t.Fatalf("card output is not JSON: %v\n%s", err, out)
+	}
+	if card.Name == "" || card.URL == "" || len(card.Skills) == 0 {
+		t.Errorf("card lacks name, url or skills: %s", out)
+	}
+	out, _, code = runCLI(t, "card", "--plugins", plugins, "--agent", "hostile")
+	if code != 0 || !strings.Contains(out, `"name": "hostile"`) && !strings.Contains(out, `"name":"hostile"`) {
+		t.Errorf("agent card: exit %d\n%s", code, out)
+	}
+	_, errOut, code = runCLI(t, "card", "--plugins", plugins, "--agent", "nope")
+	if code != 1 || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("unknown agent: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	extism "github.com/extism/go-sdk"
-
 	"github.com/skillhost/skillhost/host/a2a"
 	"github.com/skillhost/skillhost/host/hostfn"
 	"github.com/skillhost/skillhost/host/jsonrpc"
@@ -48,11 +46,9 @@ func startHost(t *testing.T, pluginDir string) *testHost {
 	}
 	deps := hostfn.Deps{Context: st, Logger: quietLogger()}
 	reg := plugin.NewRegistry(rt, plugin.RegistryOptions{
-		Policy: plugin.DefaultPolicy(),
-		HostFunctions: func(m *plugin.Manifest) []extism.HostFunction {
-			return hostfn.New(deps, hostfn.Grant{Plugin: m.Name, AllowedHosts: m.Permissions.AllowedHosts})
-		},
-		Logger: quietLogger(),
+		Policy:        plugin.DefaultPolicy(),
+		HostFunctions: hostfn.ForPlugins(deps),
+		Logger:        quietLogger(),
 	})
 	if err := reg.LoadDir(ctx, pluginDir); err != nil {
 		t.Fatal(err)

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	extism "github.com/extism/go-sdk"
-
 	"github.com/skillhost/skillhost/host/hostfn"
 	"github.com/skillhost/skillhost/host/plugin"
 	"github.com/skillhost/skillhost/host/sandbox"
@@ -75,11 +73,9 @@ func (h *harness) start(ctx context.Context, dir string, m *plugin.Manifest, o h
 	}
 	deps := hostfn.Deps{Context: h.st, Logger: o.logger, Net: o.net}
 	h.reg = plugin.NewRegistry(h.rt, plugin.RegistryOptions{
-		Policy: DevPolicy(m),
-		Logger: slog.New(slog.DiscardHandler), // its load errors are returned below
-		HostFunctions: func(m *plugin.Manifest) []extism.HostFunction {
-			return hostfn.New(deps, hostfn.Grant{Plugin: m.Name, AllowedHosts: m.Permissions.AllowedHosts})
-		},
+		Policy:        DevPolicy(m),
+		Logger:        slog.New(slog.DiscardHandler), // its load errors are returned below
+		HostFunctions: hostfn.ForPlugins(deps),
 	})
 	if err := h.reg.LoadDir(ctx, root); err != nil {
 		// Name the user's folder, not the link, on one line.

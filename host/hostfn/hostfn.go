@@ -10,6 +10,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"golang.org/x/time/rate"
 
+	"github.com/skillhost/skillhost/host/plugin"
 	"github.com/skillhost/skillhost/host/store"
 )
 
@@ -200,4 +201,13 @@ func (f *funcs) attrs(call *Call, kv ...any) []any {
 		a = append(a, "request_id", call.RequestID)
 	}
 	return append(a, kv...)
+}
+
+// ForPlugins returns the host-function factory for a plugin registry
+// (plugin.RegistryOptions.HostFunctions): every plugin gets the host
+// functions with its own grant (name and allowed hosts).
+func ForPlugins(deps Deps) func(m *plugin.Manifest) []extism.HostFunction {
+	return func(m *plugin.Manifest) []extism.HostFunction {
+		return New(deps, Grant{Plugin: m.Name, AllowedHosts: m.Permissions.AllowedHosts})
+	}
 }
