@@ -13,7 +13,6 @@ import (
 	"github.com/skillhost/skillhost/host/fault"
 )
 
-
 // ErrorInfoType is the @type of the google.rpc.ErrorInfo objects carried as
 // error data by A2A kinds.
 const ErrorInfoType = "type.googleapis.com/google.rpc.ErrorInfo"

@@ -14,7 +14,6 @@ import (
 	"github.com/skillhost/skillhost/host/fault"
 )
 
-
 // Module is a compiled plugin and its instance pool. It is safe for
 // concurrent use; at most Limits.Concurrency calls run at once.
 type Module struct {
