@@ -20,7 +20,7 @@ import (
 	"github.com/skillhost/skillhost/host/sandbox"
 )
 
-const schemaPath = "../../../shared/spec/a2a-v1.0.schema.json"
+const schemaPath = "testdata/a2a-v1.0.schema.json" // copy of shared/spec/a2a-v1.0.schema.json (generated from the official a2a.proto)
 
 func mustCardSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
