@@ -124,6 +124,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	if err := h.setupA2A(ctx); err != nil {
 		return nil, err
 	}
+	if err := h.setupPlans(ctx); err != nil {
+		return nil, err
+	}
 	h.registerGauges()
 	if h.ln != nil {
 		h.http = httpx.New(httpx.Config{

@@ -30,6 +30,20 @@ type Config struct {
 	Store  Store         `koanf:"store"`
 	Policy plugin.Policy `koanf:"policy"`
 	Net    Net           `koanf:"net"`
+	Plans  Plans         `koanf:"plans"`
+}
+
+// Plans configures plan execution (`_cleveragents/plan/*`).
+type Plans struct {
+	MaxSteps      int             `koanf:"max_steps"`
+	MaxDefinition plugin.ByteSize `koanf:"max_definition"`
+	MaxRecord     plugin.ByteSize `koanf:"max_record"`
+	Workers       int             `koanf:"workers"`
+	MaxDeliver    int             `koanf:"max_deliver"`
+	AckWait       time.Duration   `koanf:"ack_wait"`
+	Retention     time.Duration   `koanf:"retention"`
+	MaxBucket     plugin.ByteSize `koanf:"max_bucket"`
+	MaxTimeout    time.Duration   `koanf:"max_timeout"`
 }
 
 // Log configures logging (to stderr).
@@ -91,5 +105,9 @@ func Defaults() Config {
 		Store:  Store{MaxValue: plugin.MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 1},
 		Policy: plugin.DefaultPolicy(),
 		Net:    Net{Timeout: 10 * time.Second, MaxResponse: plugin.MiB, MaxRedirects: 5},
+		Plans: Plans{
+			MaxSteps: 100, MaxDefinition: 256 * plugin.KiB, MaxRecord: plugin.MiB, Workers: 4, MaxDeliver: 5,
+			AckWait: 10 * time.Second, Retention: 7 * 24 * time.Hour, MaxBucket: plugin.GiB, MaxTimeout: 24 * time.Hour,
+		},
 	}
 }

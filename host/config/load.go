@@ -158,6 +158,11 @@ func (c Config) Validate() error {
 		"rpc.stdio_concurrency": int64(c.RPC.StdioConcurrency), "store.max_value": int64(c.Store.MaxValue),
 		"store.max_context_ttl": int64(c.Store.MaxContextTTL), "store.replicas": int64(c.Store.Replicas),
 		"net.timeout": int64(c.Net.Timeout), "net.max_response": int64(c.Net.MaxResponse),
+		"plans.max_steps": int64(c.Plans.MaxSteps), "plans.max_definition": int64(c.Plans.MaxDefinition),
+		"plans.max_record": int64(c.Plans.MaxRecord), "plans.workers": int64(c.Plans.Workers),
+		"plans.max_deliver": int64(c.Plans.MaxDeliver), "plans.ack_wait": int64(c.Plans.AckWait),
+		"plans.retention": int64(c.Plans.Retention), "plans.max_bucket": int64(c.Plans.MaxBucket),
+		"plans.max_timeout": int64(c.Plans.MaxTimeout),
 	}
 	keys := make([]string, 0, len(positive))
 	for key := range positive {

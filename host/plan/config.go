@@ -1,0 +1,119 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+)
+
+// Names of the JetStream objects the plan runner uses. They are part of the
+// on-disk and on-cluster layout.
+const (
+	Bucket       = "skillhost_plans"       // KV bucket: one record per plan
+	Stream       = "SKILLHOST_PLAN_STEPS"  // work-queue stream of step jobs
+	SubjectBase  = "skillhost.plans.steps" // job subjects: SubjectBase + "." + execution id
+	ConsumerName = "skillhost_plan_runner" // the durable pull consumer every host shares
+	subjectAll   = SubjectBase + ".*"      // the stream's subjects and the consumer's filter
+)
+
+// Defaults of Config.
+const (
+	DefaultMaxSteps           = 100
+	DefaultMaxDefinitionBytes = 256 << 10
+	DefaultMaxRecordBytes     = 1 << 20
+	DefaultWorkers            = 4
+	DefaultMaxDeliver         = 5
+	DefaultAckWait            = 10 * time.Second
+	DefaultRetention          = 7 * 24 * time.Hour
+	DefaultMaxBucketBytes     = 1 << 30
+	DefaultMaxPlanTimeout     = 24 * time.Hour
+	DefaultDuplicates         = time.Hour
+	// MaxPlanIDBytes is the longest plan id accepted.
+	MaxPlanIDBytes = 128
+	// MaxStepIDBytes is the longest step id accepted.
+	MaxStepIDBytes = 64
+)
+
+// Config tunes the plan runner. Zero fields take the defaults.
+type Config struct {
+	// MaxSteps caps the steps of one plan. Optional. Default: 100.
+	MaxSteps int
+	// MaxDefinitionBytes caps the plan_definition JSON. Optional. Default: 256 KiB.
+	MaxDefinitionBytes int
+	// MaxRecordBytes caps one stored plan record: definition, metadata and
+	// every completed step's output. A step whose output would push the
+	// record past it fails the plan (ResourceExhausted, output_limit).
+	// Optional. Default: 1 MiB. Keep it below the NATS max_payload.
+	MaxRecordBytes int
+	// Workers is how many steps this host runs at the same time (all plans
+	// together). Optional. Default: 4.
+	Workers int
+	// MaxDeliver bounds how often one step job is delivered (crashes,
+	// shutdowns, store hiccups). The last delivery fails the plan with
+	// reason redelivery_exhausted instead of running the step again.
+	// Optional. Default: 5.
+	MaxDeliver int
+	// AckWait is how long a step job may go without a sign of life before
+	// JetStream hands it to another worker. Running steps report progress
+	// every AckWait/3, so it does not bound a step's duration; it bounds how
+	// long a plan waits after its host crashed mid-step. Optional. Default: 10s.
+	AckWait time.Duration
+	// Retention is how long a plan record is kept after its last change.
+	// Optional. Default: 7 days.
+	Retention time.Duration
+	// MaxBucketBytes caps the disk used by the plans bucket. Optional. Default: 1 GiB.
+	MaxBucketBytes int64
+	// MaxPlanTimeout caps execution_options.timeout and a step's
+	// timeout_ms. Optional. Default: 24h.
+	MaxPlanTimeout time.Duration
+	// Replicas is the replication factor of the bucket and the stream.
+	// Optional. Default: 1 (use the store's replicas on a cluster).
+	Replicas int
+}
+
+// withDefaults returns cfg with defaults applied, or an error naming the
+// first invalid field.
+func (cfg Config) withDefaults() (Config, error) {
+	setIfZero(&cfg.MaxSteps, DefaultMaxSteps)
+	setIfZero(&cfg.MaxDefinitionBytes, DefaultMaxDefinitionBytes)
+	setIfZero(&cfg.MaxRecordBytes, DefaultMaxRecordBytes)
+	setIfZero(&cfg.Workers, DefaultWorkers)
+	setIfZero(&cfg.MaxDeliver, DefaultMaxDeliver)
+	setIfZero(&cfg.AckWait, DefaultAckWait)
+	setIfZero(&cfg.Retention, DefaultRetention)
+	setIfZero(&cfg.MaxBucketBytes, DefaultMaxBucketBytes)
+	setIfZero(&cfg.MaxPlanTimeout, DefaultMaxPlanTimeout)
+	setIfZero(&cfg.Replicas, 1)
+	switch {
+	case cfg.MaxSteps < 1 || cfg.MaxSteps > 10_000:
+		return cfg, fmt.Errorf("plan: MaxSteps %d: must be 1..10000", cfg.MaxSteps)
+	case cfg.MaxDefinitionBytes < 1:
+		return cfg, fmt.Errorf("plan: MaxDefinitionBytes %d: must be positive", cfg.MaxDefinitionBytes)
+	case cfg.MaxRecordBytes < cfg.MaxDefinitionBytes+recordSlack:
+		return cfg, fmt.Errorf("plan: MaxRecordBytes %d: must be at least MaxDefinitionBytes + %d", cfg.MaxRecordBytes, recordSlack)
+	case cfg.Workers < 1 || cfg.Workers > 1024:
+		return cfg, fmt.Errorf("plan: Workers %d: must be 1..1024", cfg.Workers)
+	case cfg.MaxDeliver < 2:
+		return cfg, fmt.Errorf("plan: MaxDeliver %d: must be at least 2", cfg.MaxDeliver)
+	case cfg.AckWait < 300*time.Millisecond:
+		return cfg, fmt.Errorf("plan: AckWait %v: must be at least 300ms", cfg.AckWait)
+	case cfg.Retention < time.Minute:
+		return cfg, fmt.Errorf("plan: Retention %v: must be at least 1m", cfg.Retention)
+	case cfg.MaxBucketBytes < int64(cfg.MaxRecordBytes):
+		return cfg, fmt.Errorf("plan: MaxBucketBytes %d: must be at least MaxRecordBytes", cfg.MaxBucketBytes)
+	case cfg.MaxPlanTimeout < time.Second:
+		return cfg, fmt.Errorf("plan: MaxPlanTimeout %v: must be at least 1s", cfg.MaxPlanTimeout)
+	case cfg.Replicas < 1 || cfg.Replicas > 5:
+		return cfg, fmt.Errorf("plan: Replicas %d: must be 1..5", cfg.Replicas)
+	}
+	return cfg, nil
+}
+
+// recordSlack is room for the record's bookkeeping beyond the definition.
+const recordSlack = 16 << 10
+
+func setIfZero[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
+	}
+}

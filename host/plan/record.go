@@ -1,0 +1,190 @@
+package plan
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/skillhost/skillhost/host/fault"
+)
+
+// Plan statuses.
+const (
+	StatusCreated   = "created"
+	StatusExecuting = "executing"
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusCancelled = "cancelled"
+)
+
+// Reasons of the plan methods' errors, beyond the fault.Reason* constants.
+const (
+	ReasonPlanNotFound        = "plan_not_found"         // no such plan in this session
+	ReasonPlanExists          = "plan_exists"            // plan/create with an id in use
+	ReasonPlanExecuting       = "plan_executing"         // plan/execute on a running plan
+	ReasonPlanCompleted       = "plan_completed"         // plan/execute on a completed plan
+	ReasonPlanNotExecuting    = "plan_not_executing"     // plan/cancel on a plan that is not running
+	ReasonPlanContended       = "plan_contended"         // too many concurrent updates of one plan
+	ReasonRedeliveryExhausted = "redelivery_exhausted"   // a step job was delivered MaxDeliver times
+	ReasonParallelUnsupported = "parallel_not_supported" // execution_options.parallel: true
+	maxUpdateRetries          = 32
+	executionIDPrefix         = "exec_"
+	generatedPlanIDPrefix     = "plan_"
+)
+
+// Record is what the plans bucket keeps per plan.
+type Record struct {
+	PlanID      string          `json:"plan_id"`
+	SessionID   string          `json:"session_id"`
+	Definition  Definition      `json:"definition"`
+	Metadata    json.RawMessage `json:"metadata,omitempty"`
+	Status      string          `json:"status"`
+	ExecutionID string          `json:"execution_id,omitempty"`
+	CreatedAt   time.Time       `json:"created_at"`
+	UpdatedAt   time.Time       `json:"updated_at"`
+	StartedAt   *time.Time      `json:"started_at,omitempty"`
+	FinishedAt  *time.Time      `json:"finished_at,omitempty"`
+	// Deadline ends the whole execution (execution_options.timeout).
+	Deadline   *time.Time `json:"deadline,omitempty"`
+	Checkpoint Checkpoint `json:"checkpoint"`
+	Error      *StepError `json:"error,omitempty"`
+}
+
+// Checkpoint is the progress of the current execution: the outputs of the
+// steps completed so far (in order) and how often each step was started.
+type Checkpoint struct {
+	Outputs  []json.RawMessage `json:"outputs"`  // one per completed step
+	Attempts []int             `json:"attempts"` // one per step
+}
+
+// Completed is the number of steps completed.
+func (c Checkpoint) Completed() int { return len(c.Outputs) }
+
+// StepError is why an execution failed, as plan/status reports it.
+type StepError struct {
+	Code    int            `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details"`
+}
+
+// terminal reports whether status is final for its execution.
+func terminal(status string) bool {
+	return status == StatusCompleted || status == StatusFailed || status == StatusCancelled
+}
+
+// records is the plans bucket.
+type records struct {
+	kv  jetstream.KeyValue
+	max int
+}
+
+// key is the bucket key of a plan: plans are namespaced by session, so two
+// sessions may use the same plan id and neither learns of the other's.
+func key(sessionID, planID string) string {
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString([]byte(sessionID)) + "." + enc.EncodeToString([]byte(planID))
+}
+
+func notFound(planID string) *fault.Error {
+	return fault.New(fault.PlanNotFound, ReasonPlanNotFound, fmt.Sprintf("plan %q not found in this session", clip(planID, 64))).
+		With("plan_id", clip(planID, MaxPlanIDBytes))
+}
+
+func (r *records) encode(rec *Record) ([]byte, error) {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("plan: encode record: %w", err)
+	}
+	if len(b) > r.max {
+		return nil, r.tooLarge(len(b))
+	}
+	return b, nil
+}
+
+// tooLarge is the error for a record of n bytes.
+func (r *records) tooLarge(n int) *fault.Error {
+	return fault.Newf(fault.ResourceExhausted, fault.ReasonOutputLimit,
+		"plan record would be at least %d bytes, over the %d-byte limit (step outputs are kept in the plan's checkpoint)", n, r.max)
+}
+
+func (r *records) create(ctx context.Context, rec *Record) error {
+	b, err := r.encode(rec)
+	if err != nil {
+		return err
+	}
+	if _, err := r.kv.Create(ctx, key(rec.SessionID, rec.PlanID), b); err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return fault.Newf(fault.InvalidState, ReasonPlanExists, "plan %q already exists in this session", clip(rec.PlanID, 64)).
+				With("plan_id", rec.PlanID)
+		}
+		return storeErr(err, "create plan")
+	}
+	return nil
+}
+
+// get returns the plan and its revision; PlanNotFound when absent.
+func (r *records) get(ctx context.Context, sessionID, planID string) (*Record, uint64, error) {
+	e, err := r.kv.Get(ctx, key(sessionID, planID))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, 0, notFound(planID)
+	}
+	if err != nil {
+		return nil, 0, storeErr(err, "read plan")
+	}
+	var rec Record
+	if err := json.Unmarshal(e.Value(), &rec); err != nil {
+		return nil, 0, fmt.Errorf("plan: decode record %s: %w", planID, err)
+	}
+	return &rec, e.Revision(), nil
+}
+
+// errUnchanged, returned by an update function, ends update without writing.
+var errUnchanged = errors.New("plan: unchanged")
+
+// update applies fn to the current record and writes the result only if the
+// record did not change meanwhile (revision check), re-reading and
+// re-applying fn on a conflict. fn returning errUnchanged ends the update
+// without a write (update then returns the record read and nil); any other
+// error aborts.
+func (r *records) update(ctx context.Context, sessionID, planID string, fn func(*Record) error) (*Record, error) {
+	for range maxUpdateRetries {
+		rec, rev, err := r.get(ctx, sessionID, planID)
+		if err != nil {
+			return nil, err
+		}
+		if err := fn(rec); err != nil {
+			if errors.Is(err, errUnchanged) {
+				return rec, nil
+			}
+			return rec, err
+		}
+		rec.UpdatedAt = time.Now().UTC()
+		b, err := r.encode(rec)
+		if err != nil {
+			return rec, err
+		}
+		_, err = r.kv.Update(ctx, key(sessionID, planID), b, rev)
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			continue // changed meanwhile: re-read, re-apply
+		}
+		if err != nil {
+			return nil, storeErr(err, "update plan")
+		}
+		return rec, nil
+	}
+	return nil, fault.Newf(fault.InvalidState, ReasonPlanContended, "plan %q changed %d times during one update", clip(planID, 64), maxUpdateRetries)
+}
+
+// storeErr keeps faults and context errors as they are and wraps the rest.
+func storeErr(err error, op string) error {
+	var fe *fault.Error
+	if errors.As(err, &fe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("plan: %s: %w", op, err)
+}

@@ -1,0 +1,41 @@
+package host
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/skillhost/skillhost/host/plan"
+)
+
+// setupPlans opens the plan store and work queue, registers the plan
+// methods and runs the step workers as background work: Close ends h.bg and
+// waits for h.wg, so running steps are interrupted and their jobs handed back
+// (to another host, or to the next start) before the registry and the store
+// close.
+func (h *Host) setupPlans(ctx context.Context) error {
+	m, err := plan.Open(ctx, plan.Deps{Store: h.store, Skills: h.registry, Sessions: h.store, Logger: h.log},
+		plan.Config{
+			Replicas:           h.cfg.Store.Replicas,
+			MaxSteps:           h.cfg.Plans.MaxSteps,
+			MaxDefinitionBytes: int(h.cfg.Plans.MaxDefinition),
+			MaxRecordBytes:     int(h.cfg.Plans.MaxRecord),
+			Workers:            h.cfg.Plans.Workers,
+			MaxDeliver:         h.cfg.Plans.MaxDeliver,
+			AckWait:            h.cfg.Plans.AckWait,
+			Retention:          h.cfg.Plans.Retention,
+			MaxBucketBytes:     int64(h.cfg.Plans.MaxBucket),
+			MaxPlanTimeout:     h.cfg.Plans.MaxTimeout,
+		})
+	if err != nil {
+		return fmt.Errorf("plans: %w", err)
+	}
+	m.Register(h.engine, h.metrics.Middleware)
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		if err := m.Run(h.bg); err != nil {
+			h.log.Error("plan runner stopped", "err", err)
+		}
+	}()
+	return nil
+}
