@@ -32,15 +32,21 @@ test-guest: ## SDK and plugin logic, on the host
 	cd sdk && $(GO) vet ./... && $(GO) test -count=1 ./...
 	cd plugins && $(GO) test -count=1 ./...
 
+# fuzz-run runs every FuzzXxx target of host/ for $(1) each (found with grep, so nothing is compiled twice).
+define fuzz-run
+	@set -e; for pkg in $$(grep -rlE '^func Fuzz' --include='*_test.go' host | xargs -n1 dirname | sort -u); do \
+		for t in $$(grep -hoE '^func Fuzz[A-Za-z0-9_]+' $$pkg/*_test.go | sed 's/^func //'); do \
+			echo "fuzz $$t ($$pkg, $(1))"; \
+			out=$$($(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(1) ./$$pkg 2>&1) || { echo "$$out"; exit 1; }; \
+			echo "$$out" | tail -n 1; \
+		done; done
+endef
+
 fuzz-smoke: ## every fuzz target for a few seconds
-	@set -e; for t in $$($(GO) test -list 'Fuzz.*' ./host/... | grep -E '^Fuzz'); do \
-		pkg=$$(grep -rl "func $$t(" --include='*_test.go' host | head -1 | xargs dirname); \
-		echo "fuzz $$t ($$pkg)"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime 5s ./$$pkg >/dev/null; done
+	$(call fuzz-run,5s)
 
 fuzz: ## every fuzz target for FUZZTIME (default 30s) each
-	@set -e; for t in $$($(GO) test -list 'Fuzz.*' ./host/... | grep -E '^Fuzz'); do \
-		pkg=$$(grep -rl "func $$t(" --include='*_test.go' host | head -1 | xargs dirname); \
-		echo "fuzz $$t ($$pkg)"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) ./$$pkg; done
+	$(call fuzz-run,$(FUZZTIME))
 
 bench: ## benchmarks, reported as ratios against a baseline measured in the same run
 	SKILLHOST_BENCH=1 $(GO) test -run 'TestReportBench' -count=1 -v ./host/... | grep -E 'ratio|calls/s|---|ok|FAIL'
