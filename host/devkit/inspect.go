@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -107,7 +106,7 @@ func Inspect(ctx context.Context, path string) (*Inspection, error) {
 	}
 	var wasm []byte
 	if m != nil && st.IsDir() {
-		wasm, err = readInDir(path, m.Wasm, int64(plugin.DefaultPolicy().MaxModuleBytes))
+		wasm, err = plugin.ReadInDir(path, m.Wasm, int64(plugin.DefaultPolicy().MaxModuleBytes))
 	} else {
 		wasm, err = readCapped(wasmPath, int64(plugin.DefaultPolicy().MaxModuleBytes))
 	}
@@ -168,51 +167,14 @@ func sameFile(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
-// readInDir reads dir/name like the host does: inside dir (a symlink
-// leading out of the plugin folder is refused), capped at limit bytes.
-func readInDir(dir, name string, limit int64) ([]byte, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	f, err := root.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readFileCapped(f, filepath.Join(dir, name), limit)
-}
-
-// readCapped reads a regular file of at most limit bytes.
+// readCapped reads the module file at path, capped like the host caps it.
 func readCapped(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return readFileCapped(f, path, limit)
-}
-
-func readFileCapped(f *os.File, path string, limit int64) ([]byte, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%s is %s, over the %s module cap", path, plugin.ByteSize(st.Size()), plugin.ByteSize(limit))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, errors.New(path + " grew over the module cap while being read")
-	}
-	return data, nil
+	return plugin.ReadCapped(f, path, limit)
 }
 
 // WriteText renders the inspection for people.

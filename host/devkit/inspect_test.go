@@ -114,7 +114,7 @@ func TestInspectRefusesHostileFiles(t *testing.T) {
 	mustWrite(t, garbage, "\x00asm\x01\x00\x00\x00\x07\xff\xff\xff\xff\x0f")
 	t.Run("over the size cap", func(t *testing.T) {
 		_, err := devkit.Inspect(context.Background(), huge)
-		if err == nil || !strings.Contains(err.Error(), "over the 64MiB module cap") {
+		if err == nil || !strings.Contains(err.Error(), "over the 64MiB cap") {
 			t.Fatalf("error = %v, want the size cap", err)
 		}
 	})

@@ -66,7 +66,7 @@ func Validate(ctx context.Context, dir string, opts ValidateOptions) (*Report, e
 	}
 
 	wasmPath := filepath.Join(dir, m.Wasm)
-	wasm, err := readInDir(dir, m.Wasm, int64(plugin.DefaultPolicy().MaxModuleBytes))
+	wasm, err := plugin.ReadInDir(dir, m.Wasm, int64(plugin.DefaultPolicy().MaxModuleBytes))
 	if errors.Is(err, fs.ErrNotExist) {
 		r.problem("%s: wasm: %s not found (run: skillhost plugin build %s)", m.File, wasmPath, dir)
 		return r, nil

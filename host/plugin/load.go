@@ -29,7 +29,7 @@ func (r *Registry) load(ctx context.Context, dir, fp string) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	wasm, err := readInDir(dir, m.Wasm, int64(r.policy.MaxModuleBytes))
+	wasm, err := ReadInDir(dir, m.Wasm, int64(r.policy.MaxModuleBytes))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &FieldError{File: m.File, Field: "wasm", Msg: fmt.Sprintf("%s not found (run make plugins to build it)", filepath.Join(dir, m.Wasm))}
@@ -137,7 +137,7 @@ func checkExports(m *Manifest, info sandbox.ModuleInfo) error {
 // manifest bytes and the size, time and mode of the module it names.
 // Unchanged folders are not recompiled on a rescan.
 func fingerprint(dir string) string {
-	data, err := readInDir(dir, ManifestFile, MaxManifestBytes)
+	data, err := ReadInDir(dir, ManifestFile, MaxManifestBytes)
 	if err != nil {
 		return "unreadable:" + err.Error()
 	}

@@ -146,7 +146,7 @@ type rawSkill struct {
 // field.
 func LoadManifest(dir string) (*Manifest, error) {
 	file := filepath.Join(dir, ManifestFile)
-	data, err := readInDir(dir, ManifestFile, MaxManifestBytes)
+	data, err := ReadInDir(dir, ManifestFile, MaxManifestBytes)
 	if err != nil {
 		return nil, &FieldError{File: file, Msg: err.Error()}
 	}
@@ -201,9 +201,10 @@ func yamlMessage(err error) string {
 	return err.Error()
 }
 
-// readInDir reads dir/name without following symlinks out of dir, refusing
-// files larger than limit before reading them.
-func readInDir(dir, name string, limit int64) ([]byte, error) {
+// ReadInDir reads dir/name the way the host does: inside dir (a symlink
+// leading out of dir is refused), refusing files larger than limit before
+// reading them.
+func ReadInDir(dir, name string, limit int64) ([]byte, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
@@ -214,6 +215,12 @@ func readInDir(dir, name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return ReadCapped(f, name, limit)
+}
+
+// ReadCapped reads the regular file f, named name in errors, refusing it
+// when it is larger than limit bytes (checked before and while reading).
+func ReadCapped(f *os.File, name string, limit int64) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
