@@ -14,8 +14,11 @@ import (
 // Bind decodes the params into v strictly: a member v does not know is an
 // error, except the spec-001 envelope members (request_id, timestamp,
 // version, session_id), which are always allowed and are decoded into v when
-// v has fields for them. Absent params leave v unchanged. Failures are
-// *fault.Error of kind InvalidParams whose message and data name the field.
+// v has fields for them. Member names are case-sensitive (encoding/json alone
+// would fold "SESSION_ID" onto session_id while the envelope reader does
+// not, so one request could carry two session ids). Absent params leave v
+// unchanged. Failures are *fault.Error of kind InvalidParams whose message
+// and data name the field.
 func (r *Request) Bind(v any) error {
 	if len(r.Params) == 0 {
 		return nil
@@ -25,7 +28,7 @@ func (r *Request) Bind(v any) error {
 	for {
 		err := decodeStrict(params, v)
 		if err == nil {
-			return nil
+			return checkExactNames(params, v)
 		}
 		if f, ok := unknownField(err); ok && isEnvelopeKey(f) && !stripped[f] {
 			stripped[f] = true
@@ -136,4 +139,64 @@ func article(t reflect.Type) string {
 		return "a number"
 	}
 	return "a " + t.String()
+}
+
+// checkExactNames refuses a top-level params member whose name matches a
+// field of v only case-insensitively.
+func checkExactNames(params []byte, v any) error {
+	t := reflect.TypeOf(v)
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(params, &members) != nil {
+		return nil
+	}
+	names := map[string]bool{}
+	collectJSONNames(t, names)
+	for m := range members {
+		if names[m] || isEnvelopeKey(m) {
+			continue
+		}
+		for n := range names {
+			if strings.EqualFold(m, n) {
+				return fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams,
+					"params: unknown field %q (member names are case-sensitive: did you mean %q?)", m, n).With("field", m)
+			}
+		}
+	}
+	return nil
+}
+
+// collectJSONNames adds the JSON member names of struct type t, including
+// those of embedded structs, to names.
+func collectJSONNames(t reflect.Type, names map[string]bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				collectJSONNames(ft, names)
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		names[name] = true
+	}
 }

@@ -90,3 +90,38 @@ func TestBindNonPointerIsInternal(t *testing.T) {
 		t.Errorf("Bind(non-pointer) = %v, want an internal error", err)
 	}
 }
+
+// TestBindNamesAreCaseSensitive: a member that matches a field only when
+// case is ignored is refused, so one request can never carry two session ids
+// (the envelope reader matches names exactly, encoding/json folds them).
+func TestBindNamesAreCaseSensitive(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		params    string
+		wantField string // "" = accepted
+	}{
+		{"exact names", `{"session_id":"a","text":"x"}`, ""},
+		{"upper-case twin of the envelope session", `{"session_id":"attacker","SESSION_ID":"victim"}`, "SESSION_ID"},
+		{"upper-case field alone", `{"TEXT":"x"}`, "TEXT"},
+		{"unicode fold (long s)", `{"ſession_id":"victim"}`, "ſession_id"},
+		{"envelope member still allowed", `{"request_id":"r1","text":"x"}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var p withSession
+			err := (&Request{Params: json.RawMessage(tt.params)}).Bind(&p)
+			if tt.wantField == "" {
+				if err != nil {
+					t.Fatalf("Bind(%s) = %v, want success", tt.params, err)
+				}
+				return
+			}
+			var fe *fault.Error
+			if !errors.As(err, &fe) || fe.Kind != fault.InvalidParams || fe.Data["field"] != tt.wantField {
+				t.Fatalf("Bind(%s) = %v, want InvalidParams naming %q", tt.params, err, tt.wantField)
+			}
+		})
+	}
+}

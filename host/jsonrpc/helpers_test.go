@@ -29,7 +29,10 @@ func specEngine(t testing.TB, notified *atomic.Int64, opts ...Option) *Engine {
 			}
 			return p[0] - p[1], nil
 		}
-		var p struct{ Minuend, Subtrahend int }
+		var p struct {
+			Minuend    int `json:"minuend"`
+			Subtrahend int `json:"subtrahend"`
+		}
 		if err := req.Bind(&p); err != nil {
 			return nil, err
 		}
