@@ -26,6 +26,7 @@ func (h *Host) Serve(ctx context.Context) error {
 			stdioErr <- stdio.Serve(ctx, h.opts.Stdin, h.opts.Stdout, h.engine,
 				stdio.WithConcurrency(h.cfg.RPC.StdioConcurrency),
 				stdio.WithMaxFrameBytes(int(h.cfg.RPC.MaxBody)),
+				stdio.WithDrainTimeout(h.cfg.HTTP.ShutdownTimeout),
 				stdio.WithLogger(h.log))
 		}()
 	}

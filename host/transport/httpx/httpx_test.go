@@ -242,3 +242,46 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 		t.Fatalf("in-flight call: %s, %v", r.body, r.err)
 	}
 }
+
+// endless streams one event, then waits for its context to end.
+type endless struct{ sent bool }
+
+func (s *endless) Next(ctx context.Context) (any, error) {
+	if !s.sent {
+		s.sent = true
+		return "first", nil
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestShutdownEndsStreams: an open SSE stream does not hold Shutdown for its
+// whole grace period.
+func TestShutdownEndsStreams(t *testing.T) {
+	t.Parallel()
+	eng := jsonrpc.NewEngine()
+	eng.Register("forever", func(context.Context, *jsonrpc.Request) (any, error) { return &endless{}, nil })
+	srv := httpx.New(httpx.Config{}, eng, nil, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	resp, err := http.Post("http://"+ln.Addr().String()+"/rpc", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"forever"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if line, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil || !strings.Contains(line, "first") {
+		t.Fatalf("first event: %q, %v", line, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Shutdown took %v with an open stream", d)
+	}
+}

@@ -24,7 +24,7 @@ func (s *Server) rpc(c *fiber.Ctx) error {
 	reply := s.engine.Handle(ctx, body)
 	switch {
 	case reply.Stream != nil:
-		return s.stream(c, ctx, reply)
+		return s.stream(c, jsonrpc.WithTransport(s.streams, s.transportInfo(c)), reply)
 	case reply.Body == nil:
 		return c.SendStatus(fiber.StatusNoContent)
 	}

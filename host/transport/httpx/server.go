@@ -32,8 +32,10 @@ type Server struct {
 	app     *fiber.App
 	engine  *jsonrpc.Engine
 	cards   CardSource
-	base    context.Context
+	base    context.Context // requests; canceled after Shutdown's grace
 	cancel  context.CancelFunc
+	streams context.Context // SSE streams; canceled when Shutdown starts
+	endSSE  context.CancelFunc
 	started time.Time
 }
 
@@ -42,6 +44,7 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 	cfg = cfg.withDefaults()
 	base, cancel := context.WithCancel(context.Background()) //nolint:contextcheck // server lifetime, ended by Shutdown
 	s := &Server{cfg: cfg, engine: engine, cards: cards, base: base, cancel: cancel, started: time.Now()}
+	s.streams, s.endSSE = context.WithCancel(base)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "skillhost",
 		BodyLimit:             cfg.BodyLimit,
@@ -76,9 +79,12 @@ func (s *Server) Serve(ln net.Listener) error {
 	return nil
 }
 
-// Shutdown stops accepting connections and waits for in-flight requests
-// until ctx ends; then it cancels whatever still runs.
+// Shutdown stops accepting connections, ends open SSE streams (a stream
+// can last as long as its task, so waiting for it would use the whole grace
+// period), waits for in-flight requests until ctx ends, then cancels
+// whatever still runs.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.endSSE()
 	err := s.app.ShutdownWithContext(ctx)
 	s.cancel()
 	return err

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/jsonrpc"
@@ -23,7 +24,27 @@ const (
 type config struct {
 	maxFrame    int
 	concurrency int
+	drain       time.Duration
 	log         *slog.Logger
+}
+
+// DefaultDrainTimeout is how long Serve waits, once ctx has ended, for
+// in-flight calls and queued responses before it gives up on the output.
+const DefaultDrainTimeout = 10 * time.Second
+
+// ErrOutputStalled is returned by Serve when ctx ended and the peer did not
+// read the remaining responses within the drain timeout.
+var ErrOutputStalled = errors.New("stdio: the peer stopped reading; pending responses were dropped")
+
+// WithDrainTimeout bounds how long Serve waits after ctx ends for in-flight
+// calls to finish and their responses to be written (a peer that stopped
+// reading would otherwise hold Serve forever). Optional. Default: 10s.
+func WithDrainTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.drain = d
+		}
+	}
 }
 
 // Option configures Serve.
@@ -74,7 +95,8 @@ type readResult struct {
 // it is canceled. A reader blocked in r.Read is not interrupted by ctx: the
 // goroutine reading r exits once r returns (close r to release it).
 func Serve(ctx context.Context, r io.Reader, w io.Writer, eng *jsonrpc.Engine, opts ...Option) error {
-	cfg := config{maxFrame: DefaultMaxFrameBytes, concurrency: DefaultConcurrency, log: slog.New(slog.DiscardHandler)}
+	cfg := config{maxFrame: DefaultMaxFrameBytes, concurrency: DefaultConcurrency, drain: DefaultDrainTimeout,
+		log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -106,7 +128,11 @@ loop:
 				continue
 			}
 			resyncing = false
-			sem <- struct{}{}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				break loop
+			}
 			hctx := jsonrpc.WithTransport(context.WithoutCancel(ctx),
 				jsonrpc.TransportInfo{Name: "stdio", RequestID: jsonrpc.NewRequestID()})
 			wg.Go(func() {
@@ -116,12 +142,43 @@ loop:
 		}
 	}
 	close(stop)
-	wg.Wait()
-	writeErr := wr.close()
+	writeErr, err := drain(ctx, cfg.drain, &wg, wr)
+	if err != nil {
+		return err
+	}
 	if readErr != nil {
 		return readErr
 	}
 	return writeErr
+}
+
+// drain waits for in-flight calls and flushes the output. Without a
+// cancellation it waits as long as the calls take (each is bounded by its
+// own deadline); once ctx has ended it waits at most timeout, then abandons
+// the output (ErrOutputStalled) so a peer that stopped reading cannot hold
+// the host.
+func drain(ctx context.Context, timeout time.Duration, wg *sync.WaitGroup, wr *writer) (writeErr, err error) {
+	finished := make(chan error, 1)
+	go func() {
+		wg.Wait()
+		finished <- wr.close()
+	}()
+	done := ctx.Done()
+	var expired <-chan time.Time
+	for {
+		select {
+		case writeErr = <-finished:
+			return writeErr, nil
+		case <-done:
+			done = nil
+			t := time.NewTimer(timeout)
+			defer t.Stop()
+			expired = t.C
+		case <-expired:
+			wr.abandon()
+			return nil, ErrOutputStalled
+		}
+	}
 }
 
 // readLoop reads frames until a terminal error or until stop is closed.

@@ -3,7 +3,9 @@ package stdio
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -283,5 +285,38 @@ func TestCallHelperOverStdio(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"a", "b"}, out); diff != "" {
 		t.Errorf("Call result (-want +got):\n%s", diff)
+	}
+}
+
+// TestServeGivesUpOnAStalledPeer: a peer that stops reading the host's
+// output cannot hold Serve after ctx ends; it returns ErrOutputStalled once
+// the drain timeout has passed.
+func TestServeGivesUpOnAStalledPeer(t *testing.T) {
+	t.Parallel()
+	eng := jsonrpc.NewEngine()
+	eng.Register("big", func(context.Context, *jsonrpc.Request) (any, error) {
+		return strings.Repeat("x", 64<<10), nil
+	})
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe() // nobody reads outR
+	t.Cleanup(func() { outR.Close(); inW.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, inR, outW, eng, WithDrainTimeout(200*time.Millisecond)) }()
+	body := `{"jsonrpc":"2.0","id":1,"method":"big"}`
+	for range 3 {
+		if _, err := fmt.Fprintf(inW, "%d\n%s\n", len(body), body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrOutputStalled) {
+			t.Fatalf("Serve = %v, want ErrOutputStalled", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return within 5s of ctx cancel while the peer was not reading")
 	}
 }

@@ -11,17 +11,20 @@ import (
 // interleave. After a write error it keeps accepting (and dropping) frames
 // so senders never block, and closes failed.
 type writer struct {
-	out    chan []byte
-	failed chan struct{}
-	done   chan struct{}
-	log    *slog.Logger
+	out       chan []byte
+	failed    chan struct{}
+	done      chan struct{}
+	abandoned chan struct{} // closed by abandon: senders stop waiting
+	abandon1  sync.Once
+	log       *slog.Logger
 
 	mu  sync.Mutex
 	err error
 }
 
 func newWriter(w io.Writer, log *slog.Logger) *writer {
-	wr := &writer{out: make(chan []byte, 16), failed: make(chan struct{}), done: make(chan struct{}), log: log}
+	wr := &writer{out: make(chan []byte, 16), failed: make(chan struct{}), done: make(chan struct{}),
+		abandoned: make(chan struct{}), log: log}
 	go wr.loop(bufio.NewWriter(w))
 	return wr
 }
@@ -53,16 +56,30 @@ func (wr *writer) loop(bw *bufio.Writer) {
 	}
 }
 
-// send queues one frame; false once writing has failed.
+// send queues one frame; false once writing has failed or the output was
+// abandoned.
 func (wr *writer) send(body []byte) bool {
 	select {
 	case <-wr.failed:
 		return false
+	case <-wr.abandoned:
+		return false
 	default:
 	}
-	wr.out <- body
-	return true
+	select {
+	case wr.out <- body:
+		return true
+	case <-wr.failed:
+		return false
+	case <-wr.abandoned:
+		return false
+	}
 }
+
+// abandon makes every pending and later send return false at once. The
+// goroutine blocked writing to a peer that stopped reading stays blocked
+// until the peer reads or the output is closed.
+func (wr *writer) abandon() { wr.abandon1.Do(func() { close(wr.abandoned) }) }
 
 func (wr *writer) error() error {
 	wr.mu.Lock()
