@@ -114,8 +114,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 		jsonrpc.WithMaxBatch(cfg.RPC.MaxBatch),
 		jsonrpc.WithBatchConcurrency(cfg.RPC.BatchConcurrency),
 		jsonrpc.WithLogger(h.log),
+		jsonrpc.WithMiddleware(h.metrics.Middleware), // every method, whoever registers it
 	)
-	rpc.New(rpc.Deps{Sessions: h.store, Skills: h.registry, Logger: h.log}).Register(h.engine, h.metrics.Middleware)
+	rpc.New(rpc.Deps{Sessions: h.store, Skills: h.registry, Logger: h.log}).Register(h.engine, nil)
 	if cfg.Listen != "" {
 		if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 			return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)

@@ -29,7 +29,7 @@ func (h *Host) setupPlans(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("plans: %w", err)
 	}
-	m.Register(h.engine, h.metrics.Middleware)
+	m.Register(h.engine, nil)
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()

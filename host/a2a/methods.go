@@ -29,13 +29,22 @@ var (
 // Register adds every A2A method (v1.0 and v0.3 names) to eng. The method
 // name decides the wire shape of params and results.
 func Register(eng *jsonrpc.Engine, svc *Service) {
+	// Methods whose result streams are marked so the engine refuses them in
+	// batches and as notifications before they start a task.
+	opts := func(name string) []jsonrpc.MethodOption {
+		switch name {
+		case "SendStreamingMessage", "SubscribeToTask", "message/stream", "tasks/resubscribe":
+			return []jsonrpc.MethodOption{jsonrpc.Streaming()}
+		}
+		return nil
+	}
 	v1 := func(name string, h func(context.Context, json.RawMessage) (any, error)) {
 		eng.RegisterA2A(name, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 			if err := checkVersion(ctx, Version10); err != nil {
 				return nil, err
 			}
 			return h(ctx, req.Params)
-		})
+		}, opts(name)...)
 	}
 	v0 := func(name string, h func(context.Context, json.RawMessage) (any, error)) {
 		eng.Register(name, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
@@ -43,7 +52,7 @@ func Register(eng *jsonrpc.Engine, svc *Service) {
 				return nil, err
 			}
 			return h(ctx, req.Params)
-		})
+		}, opts(name)...)
 	}
 	v1("SendMessage", func(ctx context.Context, p json.RawMessage) (any, error) {
 		var req a2av1.SendMessageRequest

@@ -31,9 +31,34 @@ type Engine struct {
 	log       *slog.Logger
 	accept    func(string) bool
 
+	mw func(method string, h Handler) Handler
+
 	mu        sync.RWMutex
 	methods   map[string]Handler
 	errorInfo map[string]bool // methods whose errors always carry ErrorInfo data
+	streams   map[string]bool // methods whose result is a Stream
+}
+
+// MethodOption marks a method at registration.
+type MethodOption func(e *Engine, method string)
+
+// Streaming marks a method whose result is a Stream. Such a method is
+// refused (-32600 stream_not_batchable) inside a batch or as a notification
+// before its handler runs, so it has no effect there.
+func Streaming() MethodOption {
+	return func(e *Engine, method string) { e.streams[method] = true }
+}
+
+// ErrorInfoData makes every error of the method carry `data` as an array of
+// google.rpc.ErrorInfo (what A2A v1.0 clients decode).
+func ErrorInfoData() MethodOption {
+	return func(e *Engine, method string) { e.errorInfo[method] = true }
+}
+
+// WithMiddleware wraps every handler registered after it, e.g. to record
+// metrics for every method whoever registers it. Optional. Default: none.
+func WithMiddleware(mw func(method string, h Handler) Handler) Option {
+	return func(e *Engine) { e.mw = mw }
 }
 
 // Option configures an Engine.
@@ -95,6 +120,8 @@ func NewEngine(opts ...Option) *Engine {
 		log:       slog.New(slog.DiscardHandler),
 		accept:    AcceptVersion1,
 		methods:   map[string]Handler{},
+		errorInfo: map[string]bool{},
+		streams:   map[string]bool{},
 	}
 	for _, o := range opts {
 		o(e)
@@ -102,11 +129,15 @@ func NewEngine(opts ...Option) *Engine {
 	return e
 }
 
-// Register adds a method. It panics on an empty name, a nil handler or a
-// duplicate registration: those are programming errors.
-func (e *Engine) Register(method string, h Handler) {
+// Register adds a method, wrapped by the engine's middleware if any. It
+// panics on an empty name, a nil handler or a duplicate registration: those
+// are programming errors.
+func (e *Engine) Register(method string, h Handler, opts ...MethodOption) {
 	if method == "" || h == nil {
 		panic("jsonrpc: Register needs a method name and a handler")
+	}
+	if e.mw != nil {
+		h = e.mw(method, h)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -114,19 +145,16 @@ func (e *Engine) Register(method string, h Handler) {
 		panic(fmt.Sprintf("jsonrpc: method %q registered twice", method))
 	}
 	e.methods[method] = h
+	for _, o := range opts {
+		o(e, method)
+	}
 }
 
 // RegisterA2A is Register for an official A2A v1.0 method: every error it
 // returns, whatever its kind, carries `data` as an array of
 // google.rpc.ErrorInfo, which is what A2A v1.0 clients decode.
-func (e *Engine) RegisterA2A(method string, h Handler) {
-	e.Register(method, h)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.errorInfo == nil {
-		e.errorInfo = map[string]bool{}
-	}
-	e.errorInfo[method] = true
+func (e *Engine) RegisterA2A(method string, h Handler, opts ...MethodOption) {
+	e.Register(method, h, append(opts, ErrorInfoData())...)
 }
 
 // Methods lists the registered method names, sorted.
@@ -159,7 +187,7 @@ func (e *Engine) Handle(ctx context.Context, body []byte) Reply {
 	if ferr != nil {
 		return e.errorReply(ctx, echo, Envelope{}, ferr)
 	}
-	res, err := e.call(ctx, req)
+	res, err := e.call(ctx, req, true)
 	if req.IsNotification() {
 		e.refuseStream(ctx, req, res)
 		return Reply{}
@@ -215,7 +243,7 @@ func (e *Engine) handleBatch(ctx context.Context, body []byte) Reply {
 }
 
 func (e *Engine) batchElement(ctx context.Context, req *Request) []byte {
-	res, err := e.call(ctx, req)
+	res, err := e.call(ctx, req, false)
 	if e.refuseStream(ctx, req, res) && err == nil {
 		err = fault.Newf(fault.InvalidRequest, fault.ReasonStreamBatch,
 			"method %q streams its result; call it alone, not in a batch", req.Method)
@@ -254,10 +282,15 @@ func (e *Engine) result(ctx context.Context, req *Request, res any) []byte {
 
 // call looks the method up, reads the envelope and runs the handler,
 // recovering a panic as an internal error.
-func (e *Engine) call(ctx context.Context, req *Request) (res any, err error) {
+func (e *Engine) call(ctx context.Context, req *Request, single bool) (res any, err error) {
 	e.mu.RLock()
 	h, ok := e.methods[req.Method]
+	streams := e.streams[req.Method]
 	e.mu.RUnlock()
+	if ok && streams && (!single || req.IsNotification()) {
+		return nil, fault.Newf(fault.InvalidRequest, fault.ReasonStreamBatch,
+			"method %q streams its result; call it alone with an id, not in a batch or as a notification", req.Method)
+	}
 	env, envErr := readEnvelope(req.Params, e.accept)
 	req.Meta = env
 	if !ok {

@@ -292,3 +292,45 @@ func TestMethods(t *testing.T) {
 		t.Errorf("Methods (-want +got):\n%s", diff)
 	}
 }
+
+// TestStreamingMethodRefusedBeforeItRuns: a method marked Streaming never
+// runs inside a batch or as a notification.
+func TestStreamingMethodRefusedBeforeItRuns(t *testing.T) {
+	t.Parallel()
+	var ran atomic.Int32
+	eng := NewEngine()
+	eng.Register("watch", func(context.Context, *Request) (any, error) {
+		ran.Add(1)
+		return nil, nil
+	}, Streaming())
+	ctx := context.Background()
+	if r := eng.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"watch"}`)); r.Body != nil || r.Stream != nil {
+		t.Errorf("notification got a reply: %s", r.Body)
+	}
+	r := eng.Handle(ctx, []byte(`[{"jsonrpc":"2.0","id":1,"method":"watch"}]`))
+	if !strings.Contains(string(r.Body), `"reason":"stream_not_batchable"`) {
+		t.Errorf("batch reply %s lacks stream_not_batchable", r.Body)
+	}
+	if n := ran.Load(); n != 0 {
+		t.Errorf("handler ran %d times; want 0", n)
+	}
+}
+
+// TestMiddlewareWrapsEveryMethod: WithMiddleware sees each registered method.
+func TestMiddlewareWrapsEveryMethod(t *testing.T) {
+	t.Parallel()
+	var seen []string
+	eng := NewEngine(WithMiddleware(func(method string, h Handler) Handler {
+		return func(ctx context.Context, req *Request) (any, error) {
+			seen = append(seen, method)
+			return h(ctx, req)
+		}
+	}))
+	eng.Register("a", func(context.Context, *Request) (any, error) { return 1, nil })
+	eng.RegisterA2A("B", func(context.Context, *Request) (any, error) { return 2, nil })
+	eng.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":1,"method":"a"}`))
+	eng.Handle(context.Background(), []byte(`{"jsonrpc":"2.0","id":2,"method":"B"}`))
+	if diff := cmp.Diff([]string{"a", "B"}, seen); diff != "" {
+		t.Errorf("middleware calls (-want +got):\n%s", diff)
+	}
+}
