@@ -149,6 +149,7 @@ func (h *Host) loadPlugins(ctx context.Context) error {
 			return fmt.Errorf("plugin folder %s: %w", dir, err)
 		}
 	}
+	h.log.Info("loading plugins (the first start compiles them; later starts use the cache)", "dir", dir)
 	if err := h.registry.LoadDir(ctx, dir); err != nil {
 		h.log.Error("some plugins failed to load; the others are served", "err", err)
 	}

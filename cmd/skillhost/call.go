@@ -31,6 +31,9 @@ func newCallCmd() *cobra.Command {
 			if target == "" {
 				return usagef("--url is required")
 			}
+			if streamingMethods[args[0]] {
+				return usagef("%s streams its result as Server-Sent Events; use an A2A client or curl -N", args[0])
+			}
 			endpoint, err := rpcURL(target)
 			if err != nil {
 				return usageError{err}
@@ -46,10 +49,20 @@ func newCallCmd() *cobra.Command {
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
 			var result json.RawMessage
-			err = jsonrpc.Call(ctx, httpDoer(endpoint), args[0], params, &result)
+			var raw []byte // the response as received, to print an error unchanged
+			doer := httpDoer(endpoint)
+			err = jsonrpc.Call(ctx, func(ctx context.Context, body []byte) ([]byte, error) {
+				out, err := doer(ctx, body)
+				raw = out
+				return out, err
+			}, args[0], params, &result)
 			var fe *fault.Error
 			if errors.As(err, &fe) { // the host answered with a JSON-RPC error
-				printJSON(cmd.OutOrStdout(), map[string]any{"code": fe.Kind.Code(), "message": fe.Message(), "reason": fe.Reason, "data": fe.Data})
+				var resp struct {
+					Error json.RawMessage `json:"error"`
+				}
+				_ = json.Unmarshal(raw, &resp)
+				printJSON(cmd.OutOrStdout(), resp.Error)
 				return fmt.Errorf("%s: %d %s (reason %s)", args[0], fe.Kind.Code(), fe.Message(), fe.Reason)
 			}
 			if err != nil {
@@ -62,6 +75,12 @@ func newCallCmd() *cobra.Command {
 	cmd.Flags().StringVar(&target, "url", "", "host base URL (http://127.0.0.1:8080) or its /rpc endpoint")
 	cmd.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "give up after this long")
 	return cmd
+}
+
+// streamingMethods answer with Server-Sent Events, which `call` does not
+// print; refusing them before sending avoids starting a task for nothing.
+var streamingMethods = map[string]bool{
+	"SendStreamingMessage": true, "SubscribeToTask": true, "message/stream": true, "tasks/resubscribe": true,
 }
 
 // rpcURL accepts a base URL or a full endpoint URL; a bare base gets /rpc.
@@ -86,7 +105,7 @@ func httpDoer(endpoint string) func(context.Context, []byte) ([]byte, error) {
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			return nil, fmt.Errorf("POST %s: %w", endpoint, err)
+			return nil, err // *url.Error already names the method and URL
 		}
 		defer resp.Body.Close()
 		out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))

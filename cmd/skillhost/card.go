@@ -44,12 +44,12 @@ func runCard(cmd *cobra.Command, _ []string) error {
 	}
 	ctx := cmd.Context()
 	// The compilation cache of `serve` makes this fast once the host has run;
-	// card creates no state directory of its own.
-	var cacheDir string
+	// otherwise the plugin tools' cache. card creates no state directory.
+	cache := cacheDir()
 	if fi, err := os.Stat(cfg.Data); err == nil && fi.IsDir() {
-		cacheDir = filepath.Join(cfg.Data, "wazero-cache")
+		cache = filepath.Join(cfg.Data, "wazero-cache")
 	}
-	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: cacheDir})
+	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: cache})
 	if err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}

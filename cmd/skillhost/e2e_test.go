@@ -309,3 +309,45 @@ func TestCardCommand(t *testing.T) {
 		t.Errorf("unknown agent: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestStdioPipelinedRequestsRunInOrder: in local mode a client may send a
+// session/create and a call on that session back to back; the second sees
+// the first (stdio is synchronous request-response by default).
+func TestStdioPipelinedRequestsRunInOrder(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(binPath, "serve", "--stdio", "--data", t.TempDir(), "--plugins", t.TempDir())
+	var in bytes.Buffer
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"_cleveragents/session/create","params":{"session_id":"pipe"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"_cleveragents/context/set","params":{"session_id":"pipe","context_key":"k","value":1}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"_cleveragents/context/get","params":{"session_id":"pipe","context_key":"k"}}`,
+	} {
+		fmt.Fprintf(&in, "%d\n%s\n", len(body), body)
+	}
+	cmd.Stdin = &in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("serve --stdio: %v\n%s", err, stderr.String())
+	}
+	br := bufio.NewReader(bytes.NewReader(out))
+	for want := 1; want <= 3; want++ {
+		var n int
+		if _, err := fmt.Fscanf(br, "%d\n", &n); err != nil {
+			t.Fatalf("frame %d header: %v (output %q)", want, err, out)
+		}
+		body := make([]byte, n)
+		if _, err := io.ReadFull(br, body); err != nil {
+			t.Fatal(err)
+		}
+		_, _ = br.ReadString('\n')
+		var resp struct {
+			ID    int             `json:"id"`
+			Error json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(body, &resp); err != nil || resp.ID != want || resp.Error != nil {
+			t.Errorf("frame %d: %s", want, body)
+		}
+	}
+}

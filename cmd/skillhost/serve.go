@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
 
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/config"
@@ -39,13 +40,14 @@ Configuration layers: defaults < --config FILE < SKILLHOST_* environment < flags
 func runServe(cmd *cobra.Command, _ []string) error {
 	file, _ := cmd.Flags().GetString("config")
 	flags := cmd.Flags()
-	// --stdio alone means local mode: no HTTP unless --listen is given too.
-	if stdioOn, _ := flags.GetBool("stdio"); stdioOn && !flags.Changed("listen") {
-		_ = flags.Set("listen", "")
-	}
 	cfg, err := config.Load(config.Sources{File: file, Flags: flags})
 	if err != nil {
 		return usageError{err}
+	}
+	// --stdio alone means local mode: no HTTP unless a listen address is
+	// configured explicitly (--listen, SKILLHOST_LISTEN or the file).
+	if flags.Changed("stdio") && cfg.Stdio && !flags.Changed("listen") && !listenConfigured(file) {
+		cfg.Listen = ""
 	}
 	logger := newLogger(cfg.Log)
 	slog.SetDefault(logger)
@@ -70,4 +72,25 @@ func newLogger(c config.Log) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+// listenConfigured reports whether the environment or the config file sets
+// the listen address.
+func listenConfigured(file string) bool {
+	if _, ok := os.LookupEnv(config.EnvPrefix + "LISTEN"); ok {
+		return true
+	}
+	if file == "" {
+		return false
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	var top map[string]any
+	if yaml.Unmarshal(data, &top) != nil {
+		return false
+	}
+	_, ok := top["listen"]
+	return ok
 }

@@ -44,7 +44,7 @@ var CleverAgentsMethods = []string{
 	"_cleveragents/session/create", "_cleveragents/session/close",
 	"_cleveragents/context/set", "_cleveragents/context/get",
 	"_cleveragents/skill/execute", "_cleveragents/agent/call", "_cleveragents/agent/notify",
-	"_cleveragents/plan/create", "_cleveragents/plan/execute", "_cleveragents/plan/status",
+	"_cleveragents/plan/create", "_cleveragents/plan/execute", "_cleveragents/plan/status", "_cleveragents/plan/cancel",
 }
 
 // Media types every skill accepts and produces.

@@ -101,7 +101,7 @@ func Defaults() Config {
 			ShutdownTimeout: 30 * time.Second,
 			MaxConns:        1024,
 		},
-		RPC:    RPC{MaxBatch: 64, BatchConcurrency: 8, MaxBody: plugin.MiB, StdioConcurrency: 4},
+		RPC:    RPC{MaxBatch: 64, BatchConcurrency: 8, MaxBody: plugin.MiB, StdioConcurrency: 1},
 		Store:  Store{MaxValue: plugin.MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 1},
 		Policy: plugin.DefaultPolicy(),
 		Net:    Net{Timeout: 10 * time.Second, MaxResponse: plugin.MiB, MaxRedirects: 5},

@@ -122,7 +122,7 @@ func errorData(env Envelope, transportRID string, fe *fault.Error, extras, info 
 		sid = s
 	}
 	reason := ReasonOf(fe)
-	ts := time.Now().UTC().Format(time.RFC3339Nano)
+	ts := time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00") // ISO 8601, milliseconds, like every other timestamp
 
 	if info {
 		meta := map[string]string{}

@@ -157,6 +157,18 @@ func TestHealthAndCards(t *testing.T) {
 	if resp.StatusCode != http.StatusNotModified {
 		t.Errorf("conditional GET: status %d, want 304", resp.StatusCode)
 	}
+	for _, inm := range []string{`W/"abc"`, `*`, `"x", "abc"`} {
+		req, _ := http.NewRequest(http.MethodGet, base+"/.well-known/agent-card.json", nil)
+		req.Header.Set("If-None-Match", inm)
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotModified {
+			t.Errorf("If-None-Match %s: status %d, want 304", inm, resp.StatusCode)
+		}
+	}
 	resp, err = http.Get(base + "/agents/nope/.well-known/agent-card.json")
 	if err != nil {
 		t.Fatal(err)
@@ -283,5 +295,19 @@ func TestShutdownEndsStreams(t *testing.T) {
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("Shutdown took %v with an open stream", d)
+	}
+}
+
+// TestEventsEchoRefusedID: a request posted to /events is refused with its
+// own id echoed, as JSON-RPC requires.
+func TestEventsEchoRefusedID(t *testing.T) {
+	t.Parallel()
+	base := startServer(t, httpx.Config{})
+	_, body := post(t, base+"/events", `{"jsonrpc":"2.0","id":"ev-9","method":"echo"}`)
+	var got struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil || string(got.ID) != `"ev-9"` {
+		t.Errorf("id = %s (%v), want \"ev-9\"; body %s", got.ID, err, body)
 	}
 }

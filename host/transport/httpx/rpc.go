@@ -36,9 +36,9 @@ func (s *Server) rpc(c *fiber.Ctx) error {
 // is refused, since no response would reach its sender here).
 func (s *Server) events(c *fiber.Ctx) error {
 	body := bytes.Clone(c.Body())
-	if hasID(body) {
+	if id, ok := firstID(body); ok {
 		err := fault.New(fault.InvalidRequest, fault.ReasonInvalidRequest, "POST /events accepts notifications only (no id); send requests to /rpc")
-		return s.sendError(c, fiber.StatusOK, err)
+		return s.sendErrorID(c, fiber.StatusOK, id, err)
 	}
 	ctx := jsonrpc.WithTransport(s.base, s.transportInfo(c))
 	reply := s.engine.Handle(ctx, body)
@@ -49,23 +49,34 @@ func (s *Server) events(c *fiber.Ctx) error {
 	return c.SendStatus(fiber.StatusAccepted)
 }
 
-// hasID reports whether a request (or any batch element) has an id member.
-// Bodies that do not decode are left to the engine, which reports them.
-func hasID(body []byte) bool {
+// firstID reports whether a request (or any batch element) has an id
+// member, and returns it for a single request (nil, i.e. null, for a
+// batch). Bodies that do not decode are left to the engine.
+func firstID(body []byte) (json.RawMessage, bool) {
 	var one map[string]json.RawMessage
 	if json.Unmarshal(body, &one) == nil {
-		_, ok := one["id"]
-		return ok
+		id, ok := one["id"]
+		if ok && !validID(id) {
+			id = nil
+		}
+		return id, ok
 	}
 	var many []map[string]json.RawMessage
 	if json.Unmarshal(body, &many) == nil {
 		for _, m := range many {
 			if _, ok := m["id"]; ok {
-				return true
+				return nil, true
 			}
 		}
 	}
-	return false
+	return nil, false
+}
+
+// validID reports whether id is a string, a number or null (others are
+// answered with a null id).
+func validID(id json.RawMessage) bool {
+	t := bytes.TrimSpace(id)
+	return len(t) > 0 && (t[0] == '"' || t[0] == '-' || (t[0] >= '0' && t[0] <= '9') || string(t) == "null")
 }
 
 type streamEvent struct {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -129,12 +131,30 @@ func sendCard(c *fiber.Ctx, body []byte, etag string) error {
 	c.Set(fiber.HeaderCacheControl, "public, max-age=60")
 	if etag != "" {
 		c.Set(fiber.HeaderETag, etag)
-		if c.Get(fiber.HeaderIfNoneMatch) == etag {
+		if etagMatches(c.Get(fiber.HeaderIfNoneMatch), etag) {
 			return c.SendStatus(fiber.StatusNotModified)
 		}
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Send(body)
+}
+
+// etagMatches is the weak comparison of If-None-Match (RFC 9110 §13.1.2):
+// "*", or any listed tag equal to etag once W/ prefixes are dropped.
+func etagMatches(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	if strings.TrimSpace(header) == "*" {
+		return true
+	}
+	want := strings.TrimPrefix(etag, "W/")
+	for _, tag := range strings.Split(header, ",") {
+		if strings.TrimPrefix(strings.TrimSpace(tag), "W/") == want {
+			return true
+		}
+	}
+	return false
 }
 
 // loopbackOnly refuses non-loopback clients unless AllowRemote is set.
@@ -171,9 +191,14 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 }
 
 func (s *Server) sendError(c *fiber.Ctx, status int, err error) error {
+	return s.sendErrorID(c, status, nil, err)
+}
+
+// sendErrorID answers with a JSON-RPC error for request id (nil = null).
+func (s *Server) sendErrorID(c *fiber.Ctx, status int, id json.RawMessage, err error) error {
 	ctx := jsonrpc.WithTransport(c.UserContext(), s.transportInfo(c))
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Status(status).Send(jsonrpc.EncodeError(ctx, nil, jsonrpc.Envelope{}, err))
+	return c.Status(status).Send(jsonrpc.EncodeError(ctx, id, jsonrpc.Envelope{}, err))
 }
 
 // requestID takes a sane X-Request-ID from the client or makes one, and
