@@ -70,8 +70,19 @@ func (m *Module) instantiateFault(ctx, callCtx context.Context, err error) *faul
 }
 
 // classify turns the outcome of CallWithContext into a fault (nil on
-// success) and says whether the instance may serve another call.
+// success) and says whether the instance may serve another call. An
+// instance whose guest exited (WASI proc_exit) is never kept, whatever the
+// call returns.
 func (m *Module) classify(ctx, callCtx context.Context, inst *instance, refusalsBefore uint64,
+	function string, rc uint32, out []byte, err error) (*fault.Error, bool) {
+	f, keep := m.classifyCall(ctx, callCtx, inst, refusalsBefore, function, rc, out, err)
+	return f, keep && !inst.exited.Load()
+}
+
+// classifyCall is classify without the exit check. proc_exit(0) reaches it
+// as a success (Extism drops the exit error for code 0), with the output
+// the guest set before exiting; proc_exit(n), n != 0, as an exit error.
+func (m *Module) classifyCall(ctx, callCtx context.Context, inst *instance, refusalsBefore uint64,
 	function string, rc uint32, out []byte, err error) (*fault.Error, bool) {
 	if err == nil && inst.meter.Refusals() > refusalsBefore {
 		// The guest carried on after the cap refused a growth (Extism's

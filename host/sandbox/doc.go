@@ -3,11 +3,11 @@
 // and classifies every failure into a *fault.Error.
 //
 // A Runtime owns the on-disk compilation cache shared by every module. Load
-// compiles a module once, checks its imports, exports and declared memory,
-// and creates its warm instances. Module.Call borrows an instance from the
+// compiles a module once, checks its imports, exports, declared memory and
+// tables, and creates its warm instances. Module.Call borrows an instance from the
 // module's pool, runs one export under the call's deadline, and returns the
 // instance, or discards it when the guest can no longer be trusted (timeout,
-// cancellation, trap, memory failure).
+// cancellation, trap, memory failure, WASI exit).
 //
 //	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: dir})
 //	mod, err := rt.Load(ctx, sandbox.ModuleSpec{Name: "text", Wasm: wasm})
@@ -21,8 +21,27 @@
 //	output larger than the cap           ResourceExhausted  output_limit
 //	no free instance within QueueWait    ResourceExhausted  pool_saturated
 //	guest returned an error (error_set)  SkillFailed        plugin_error
-//	trap, panic, stack overflow, exit    SkillFailed        trap
+//	trap, panic, stack overflow, exit≠0  SkillFailed        trap
 //	export not found                     InvalidParams      unknown_skill
+//
+// Tables: wazero keeps wasm tables in Go memory that the memory meter does
+// not see, so they are bounded at Load instead. The tables of a module share
+// a budget of MemoryBytes/8 entries (wazero stores an entry as a uintptr, 8
+// bytes). A module whose declared table minimums (allocated at
+// instantiation) exceed it is refused with ErrInvalidModule, naming the
+// table; so is a module importing a table (the host provides none). Every
+// table then gets a maximum within the budget: the headroom left after the
+// minimums is split evenly between the tables, and a table declaring no
+// maximum (Go's wasip1 modules declare none) or a larger one gets its
+// minimum plus its share, written into the module's table section before
+// compiling. table.grow past it returns -1, as memory.grow past the memory
+// cap does. ModuleInfo.Tables reports the tables as declared.
+//
+// WASI proc_exit closes the guest's module. Extism reports proc_exit(0) as
+// a success, so the call returns the output the guest set before exiting;
+// proc_exit(n), n != 0, is a trap carrying exit_code. Either way the
+// instance is discarded (a wazero close notifier flags it), and the next
+// call runs on a fresh instance.
 //
 // Guests get no network, no files and no environment: no Extism allowed
 // hosts or paths are configured, WASI sees only the program name as its

@@ -12,12 +12,15 @@ import (
 type ModuleInfo struct {
 	// Exports are the exported function names, sorted.
 	Exports []string
-	// Imports are the imported functions as "module.name", sorted.
+	// Imports are the imported functions, memories and tables as
+	// "module.name", sorted. The host provides functions only.
 	Imports []string
 	// MemoryMinPages is the declared minimum of the module's memory (64 KiB pages).
 	MemoryMinPages uint32
 	// MemoryMaxPages is the declared maximum, nil when the module declares none.
 	MemoryMaxPages *uint32
+	// Tables are the module's tables as declared, imported ones first.
+	Tables []TableInfo
 	// Size is the module's size in bytes.
 	Size int
 }
@@ -29,10 +32,11 @@ func (i ModuleInfo) HasExport(fn string) bool {
 }
 
 // ErrInvalidModule is wrapped by every error about a module's bytes or
-// interface (malformed binary, missing import, declared memory over the cap).
+// interface (malformed binary, missing import, declared memory or table
+// minimum over the cap).
 var ErrInvalidModule = errors.New("invalid wasm module")
 
-// Inspect decodes the import, memory and export sections of a wasm binary.
+// Inspect decodes the import, table, memory and export sections of a wasm binary.
 // It neither compiles nor instantiates the module, so it is cheap and safe
 // on untrusted bytes.
 func Inspect(ctx context.Context, wasm []byte) (ModuleInfo, error) {
@@ -49,6 +53,7 @@ func Inspect(ctx context.Context, wasm []byte) (ModuleInfo, error) {
 // wasm section ids and extern kinds used by the decoder.
 const (
 	secImport = 2
+	secTable  = 4
 	secMemory = 5
 	secExport = 7
 
@@ -157,6 +162,8 @@ func decodeInfo(wasm []byte) (ModuleInfo, error) {
 		switch id {
 		case secImport:
 			err = decodeImports(s, &info)
+		case secTable:
+			err = decodeTables(s, &info)
 		case secMemory:
 			err = decodeMemories(s, &info)
 		case secExport:
@@ -194,9 +201,12 @@ func decodeImports(s *reader, info *ModuleInfo) error {
 			_, err = s.u32()
 			info.Imports = append(info.Imports, mod+"."+name)
 		case externTable:
-			if _, err = s.byte(); err == nil {
-				_, _, err = s.limits()
-			}
+			var tt tableType
+			tt, err = s.tableType()
+			tt.info.Imported = true
+			info.Tables = append(info.Tables, tt.info)
+			// An imported table is never provided: report it as an import.
+			info.Imports = append(info.Imports, mod+"."+name)
 		case externMemory:
 			var minPages uint32
 			var maxP *uint32
@@ -205,8 +215,11 @@ func decodeImports(s *reader, info *ModuleInfo) error {
 			// An imported memory is never provided: report it as an import.
 			info.Imports = append(info.Imports, mod+"."+name)
 		case externGlobal:
-			if _, err = s.byte(); err == nil {
-				_, err = s.byte()
+			var vt byte
+			if vt, err = s.byte(); err == nil {
+				if err = s.refTypeRest(vt); err == nil {
+					_, err = s.byte()
+				}
 			}
 		case externTag:
 			if _, err = s.byte(); err == nil {

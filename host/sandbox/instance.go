@@ -3,10 +3,12 @@ package sandbox
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"io"
 	"io/fs"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -39,6 +41,11 @@ type instance struct {
 	plugin *extism.Plugin
 	meter  *meter
 	log    *cappedLog
+	// exited is set when any module of the instance closes (wazero's close
+	// notifier): a guest calling WASI proc_exit closes its own module, and
+	// Extism reports proc_exit(0) as a success, so this is the only evidence
+	// that the instance is dead.
+	exited atomic.Bool
 }
 
 // moduleConfig builds the WASI configuration shared by a module's
@@ -64,19 +71,26 @@ func moduleConfig(name string, mounts []Mount) wazero.ModuleConfig {
 // newInstance instantiates the compiled plugin under ctx (whose deadline
 // bounds any start function) with a fresh memory meter.
 func (m *Module) newInstance(ctx context.Context) (*instance, error) {
-	mt := newMeter(m.limits.MemoryBytes)
-	lg := newCappedLog(m.logger, m.name)
-	ictx := experimental.WithMemoryAllocator(ctx, mt)
-	cfg := m.modCfg.WithStdout(lg).WithStderr(lg)
+	inst := &instance{meter: newMeter(m.limits.MemoryBytes), log: newCappedLog(m.logger, m.name)}
+	ictx := experimental.WithMemoryAllocator(ctx, inst.meter)
+	ictx = experimental.WithCloseNotifier(ictx, experimental.CloseNotifyFunc(func(context.Context, uint32) {
+		inst.exited.Store(true)
+	}))
+	cfg := m.modCfg.WithStdout(inst.log).WithStderr(inst.log)
 	p, err := m.compiled.Instance(ictx, extism.PluginInstanceConfig{ModuleConfig: cfg})
 	if err != nil {
-		return nil, &instantiateError{err: err, meter: mt}
+		return nil, &instantiateError{err: err, meter: inst.meter}
+	}
+	if inst.exited.Load() { // a start function called proc_exit(0)
+		_ = p.Close(context.WithoutCancel(ctx))
+		return nil, &instantiateError{err: errors.New("the plugin exited during instantiation"), meter: inst.meter}
 	}
 	p.SetLogger(func(level extism.LogLevel, msg string) {
-		_, _ = lg.Write([]byte(level.String() + " " + msg))
+		_, _ = inst.log.Write([]byte(level.String() + " " + msg))
 	})
+	inst.plugin = p
 	m.stats.instanceCreated()
-	return &instance{plugin: p, meter: mt, log: lg}, nil
+	return inst, nil
 }
 
 // instantiateError is a failed instantiation with the meter that watched it.

@@ -140,6 +140,14 @@ func (rt *Runtime) load(ctx context.Context, spec ModuleSpec) (*Module, error) {
 	if err := checkImports(info, rt.imports, spec.HostFunctions); err != nil {
 		return nil, err
 	}
+	// Tables live in Go memory the meter cannot see: bound them at load.
+	maxes, err := tableLimits(info.Tables, limits.MemoryBytes)
+	if err != nil {
+		return nil, err
+	}
+	if spec.Wasm, err = withTableMaximums(spec.Wasm, info.Tables, maxes); err != nil {
+		return nil, fmt.Errorf("%w: bounding the tables: %w", ErrInvalidModule, err)
+	}
 	for _, mnt := range spec.Mounts {
 		if mnt.FS == nil || mnt.GuestPath == "" {
 			return nil, fmt.Errorf("mount %q: guest path and file system are required", mnt.GuestPath)
