@@ -89,6 +89,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	if h.store, err = store.Open(ctx, store.Config{
 		URL: cfg.NATS, DataDir: cfg.Data, Replicas: cfg.Store.Replicas, Logger: h.log,
 		MaxValueBytes: int(cfg.Store.MaxValue), MaxContextTTL: cfg.Store.MaxContextTTL,
+		MaxKeysPerSession: cfg.Store.MaxKeysPerSession, MaxSessionBytes: int64(cfg.Store.MaxSessionBytes),
+		ClosedSessionRetention: cfg.Store.ClosedSessionRetention,
 	}); err != nil {
 		return nil, fmt.Errorf("state store: %w", err)
 	}

@@ -75,6 +75,14 @@ type Store struct {
 	MaxValue      plugin.ByteSize `koanf:"max_value"`
 	MaxContextTTL time.Duration   `koanf:"max_context_ttl"`
 	Replicas      int             `koanf:"replicas"`
+	// MaxKeysPerSession caps the context values one session holds.
+	MaxKeysPerSession int `koanf:"max_keys_per_session"`
+	// MaxSessionBytes caps the total bytes (key plus value) of one
+	// session's context values.
+	MaxSessionBytes plugin.ByteSize `koanf:"max_session_bytes"`
+	// ClosedSessionRetention is how long a closed session's id stays
+	// reserved before it may be reused.
+	ClosedSessionRetention time.Duration `koanf:"closed_session_retention"`
 }
 
 // Net configures the http_fetch host function.
@@ -101,8 +109,11 @@ func Defaults() Config {
 			ShutdownTimeout: 30 * time.Second,
 			MaxConns:        1024,
 		},
-		RPC:    RPC{MaxBatch: 64, BatchConcurrency: 8, MaxBody: plugin.MiB, StdioConcurrency: 1},
-		Store:  Store{MaxValue: plugin.MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 1},
+		RPC: RPC{MaxBatch: 64, BatchConcurrency: 8, MaxBody: plugin.MiB, StdioConcurrency: 1},
+		Store: Store{
+			MaxValue: plugin.MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 1,
+			MaxKeysPerSession: 1000, MaxSessionBytes: 16 * plugin.MiB, ClosedSessionRetention: 30 * 24 * time.Hour,
+		},
 		Policy: plugin.DefaultPolicy(),
 		Net:    Net{Timeout: 10 * time.Second, MaxResponse: plugin.MiB, MaxRedirects: 5},
 		Plans: Plans{

@@ -38,6 +38,7 @@ const (
 	ReasonOutputSchema    = "output_schema"        // output does not match output_schema
 	ReasonValueTooLarge   = "value_too_large"      // context value over store.max_value
 	ReasonStorageFull     = "storage_full"         // a state bucket is full
+	ReasonSessionQuota    = "session_quota"        // a session's context quota is used up
 	ReasonModuleClosed    = "module_closed"        // plugin unloaded while the call waited
 	ReasonStreamBatch     = "stream_not_batchable" // streaming method in a batch or notification
 	ReasonLoopbackOnly    = "loopback_only"        // non-loopback client and no API keys

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -132,4 +133,19 @@ func TestInputOverMemoryCap(t *testing.T) {
 	m := mustLoad(t, rt, "hostile", sandbox.Limits{MemoryBytes: 1 << 20})
 	_, err := m.Call(context.Background(), "echo", make([]byte, 2<<20))
 	mustFault(t, err, fault.ResourceExhausted, fault.ReasonMemoryLimit)
+}
+
+// TestTimeoutReportsAppliedDeadline: a caller deadline shorter than the
+// plugin's limit is the one the timeout error names.
+func TestTimeoutReportsAppliedDeadline(t *testing.T) {
+	t.Parallel()
+	m := mustLoad(t, mustRuntime(t), "hostile", sandbox.Limits{Timeout: 20 * time.Second, Concurrency: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := m.Call(ctx, "loop", nil)
+	fe := mustFault(t, err, fault.Timeout, fault.ReasonTimeout)
+	ms, _ := fe.Data["timeout_ms"].(int64)
+	if ms < 250 || ms > 350 || !strings.Contains(fe.Msg, "deadline of 300ms") {
+		t.Errorf("timeout fault %q with timeout_ms %v; want the applied 300ms deadline", fe.Msg, fe.Data["timeout_ms"])
+	}
 }

@@ -26,6 +26,26 @@ func ctxFault(ctx context.Context, timeout time.Duration) *fault.Error {
 		fmt.Sprintf("call exceeded its deadline (limit %v)", timeout)).With("timeout_ms", timeout.Milliseconds())
 }
 
+// appliedDeadline makes a timeout fault report the deadline the call
+// actually had (the caller's, when it was shorter than the plugin's limit),
+// measured from start. Other faults are returned as they are.
+func appliedDeadline(f *fault.Error, callCtx context.Context, start time.Time) *fault.Error {
+	if f == nil || f.Kind != fault.Timeout {
+		return f
+	}
+	d, ok := callCtx.Deadline()
+	if !ok {
+		return f
+	}
+	applied := d.Sub(start).Round(time.Millisecond)
+	out := f.With("timeout_ms", applied.Milliseconds())
+	out.Msg = strings.Replace(f.Msg, "call exceeded its deadline", fmt.Sprintf("call exceeded its deadline of %v", applied), 1)
+	if i := strings.Index(out.Msg, " (limit "); i >= 0 {
+		out.Msg = out.Msg[:i]
+	}
+	return out
+}
+
 // deadlineFault reports whether the call ended because a context ended and
 // returns its fault. Evidence: the contexts themselves, or wazero's exit
 // codes for a context-closed module.
@@ -121,7 +141,7 @@ func (m *Module) classifyCall(ctx, callCtx context.Context, inst *instance, refu
 		return fault.Wrap(fault.SkillFailed, fault.ReasonTrap, err,
 			fmt.Sprintf("%s exited with code %d", function, ee.ExitCode())).With("exit_code", ee.ExitCode()), false
 	}
-	return fault.Wrap(fault.SkillFailed, fault.ReasonTrap, err, function+" trapped: "+firstLine(err.Error())), false
+	return fault.Wrap(fault.SkillFailed, fault.ReasonTrap, err, "the plugin trapped in "+function+": "+firstLine(err.Error())), false
 }
 
 // pluginError builds the plugin_error fault from the guest's error text: a

@@ -128,7 +128,7 @@ func (m *Module) call(ctx context.Context, function string, input []byte) (*Resu
 	if inst == nil {
 		var err error
 		if inst, err = m.newInstance(callCtx); err != nil {
-			return nil, m.instantiateFault(ctx, callCtx, err)
+			return nil, appliedDeadline(m.instantiateFault(ctx, callCtx, err), callCtx, start)
 		}
 		fresh = true
 	}
@@ -139,7 +139,7 @@ func (m *Module) call(ctx context.Context, function string, input []byte) (*Resu
 	ferr, keep := m.classify(ctx, callCtx, inst, before, function, rc, out, err)
 	m.putBack(ctx, inst, keep)
 	if ferr != nil {
-		return nil, ferr.With("plugin", m.name).With("function", function)
+		return nil, appliedDeadline(ferr, callCtx, start).With("plugin", m.name).With("function", function)
 	}
 	return &Result{Output: out, Duration: dur, MemoryPeakBytes: inst.meter.Peak(), Fresh: fresh}, nil
 }

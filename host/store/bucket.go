@@ -13,7 +13,8 @@ type bucketSpec struct {
 	name        string
 	description string
 	maxValue    int32
-	ttl         bool // allow per-message TTL (with limit markers)
+	ttl         bool // allow per-message TTL
+	markers     bool // leave a delete marker when a message expires (needs ttl)
 }
 
 // ensureBucket creates the bucket or updates it to spec (so a changed
@@ -44,8 +45,8 @@ func (s *Store) ensureBucket(ctx context.Context, spec bucketSpec) (jetstream.Ke
 		AllowDirect:       s.cfg.Replicas == 1,
 		Discard:           jetstream.DiscardNew,
 	}
-	if spec.ttl {
-		cfg.AllowMsgTTL = true
+	cfg.AllowMsgTTL = spec.ttl
+	if spec.markers {
 		cfg.SubjectDeleteMarkerTTL = limitMarkerTTL
 	}
 	if _, err := s.js.CreateOrUpdateStream(ctx, cfg); err != nil {

@@ -13,6 +13,14 @@ const (
 	DefaultMaxContextTTL  = 30 * 24 * time.Hour // 30 days
 	DefaultMaxBucketBytes = 1 << 30             // 1 GiB per bucket
 
+	DefaultMaxKeysPerSession      = 1000
+	DefaultMaxSessionBytes        = 16 << 20            // 16 MiB
+	DefaultClosedSessionRetention = 30 * 24 * time.Hour // 30 days
+
+	// MaxKeysPerSessionLimit is the largest MaxKeysPerSession Open accepts:
+	// a session's usage ledger holds one entry per key in one record.
+	MaxKeysPerSessionLimit = 10000
+
 	// MaxValueBytesLimit is the largest MaxValueBytes Open accepts: NATS
 	// messages beyond a few MiB hurt the whole cluster.
 	MaxValueBytesLimit = 8 << 20
@@ -55,6 +63,21 @@ type Config struct {
 	// buckets; writes beyond it fail with ResourceExhausted (storage_full).
 	// Optional. Default: 1 GiB. -1 means unlimited.
 	MaxBucketBytes int64
+	// MaxKeysPerSession caps how many context values one session holds;
+	// a set of a new key beyond it fails with ResourceExhausted
+	// (session_quota). Optional. Default: 1000. At most 10000.
+	MaxKeysPerSession int
+	// MaxSessionBytes caps the total size of one session's context values
+	// (each value counts its key plus its compacted JSON); a set that would
+	// go beyond it fails with ResourceExhausted (session_quota). Optional.
+	// Default: 16 MiB. At least MaxValueBytes.
+	MaxSessionBytes int64
+	// ClosedSessionRetention is how long a closed session's record is kept
+	// after the close; while kept, its id cannot be reused (session_closed),
+	// after it the id is free again. Needs nats-server 2.11+ (per-message
+	// TTL); older servers keep closed records forever. Optional.
+	// Default: 30 days.
+	ClosedSessionRetention time.Duration
 }
 
 // withDefaults returns cfg with defaults applied, or an error naming the
@@ -72,6 +95,15 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.MaxBucketBytes == 0 {
 		cfg.MaxBucketBytes = DefaultMaxBucketBytes
 	}
+	if cfg.MaxKeysPerSession == 0 {
+		cfg.MaxKeysPerSession = DefaultMaxKeysPerSession
+	}
+	if cfg.MaxSessionBytes == 0 {
+		cfg.MaxSessionBytes = DefaultMaxSessionBytes
+	}
+	if cfg.ClosedSessionRetention == 0 {
+		cfg.ClosedSessionRetention = DefaultClosedSessionRetention
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -88,6 +120,18 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("store: MaxContextTTL %v: must be at least 1s", cfg.MaxContextTTL)
 	case cfg.MaxBucketBytes < -1 || (cfg.MaxBucketBytes > 0 && cfg.MaxBucketBytes < int64(cfg.MaxValueBytes)):
 		return cfg, fmt.Errorf("store: MaxBucketBytes %d: must be -1 or at least MaxValueBytes", cfg.MaxBucketBytes)
+	case cfg.MaxKeysPerSession < 1 || cfg.MaxKeysPerSession > MaxKeysPerSessionLimit:
+		return cfg, fmt.Errorf("store: MaxKeysPerSession %d: must be 1..%d", cfg.MaxKeysPerSession, MaxKeysPerSessionLimit)
+	case cfg.MaxSessionBytes < int64(cfg.MaxValueBytes):
+		return cfg, fmt.Errorf("store: MaxSessionBytes %d: must be at least MaxValueBytes (%d)", cfg.MaxSessionBytes, cfg.MaxValueBytes)
+	case cfg.ClosedSessionRetention < time.Second:
+		return cfg, fmt.Errorf("store: ClosedSessionRetention %v: must be at least 1s", cfg.ClosedSessionRetention)
 	}
 	return cfg, nil
+}
+
+// maxRecord is the largest record the store writes: a value or initial
+// context plus its envelope, or a session's usage ledger.
+func (cfg Config) maxRecord() int {
+	return max(cfg.MaxValueBytes, cfg.MaxKeysPerSession*ledgerEntryMaxBytes) + recordOverhead
 }

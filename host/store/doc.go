@@ -17,6 +17,12 @@
 //	sess, err := st.CreateSession(ctx, store.Session{AgentID: "planner"})
 //	_, err = st.SetContext(ctx, sess.ID, "user", json.RawMessage(`{"name":"Ada"}`), time.Hour)
 //
+// Each session's context is capped (Config.MaxKeysPerSession,
+// Config.MaxSessionBytes) so one session cannot fill the shared bucket; the
+// usage is kept in a per-session ledger next to the values and updated with
+// revision-checked writes (see quota.go). Closed-session records are small
+// (no initial context) and expire after Config.ClosedSessionRetention.
+//
 // Every caller-visible failure is a *fault.Error carrying the session id in
 // its data. A *Store is safe for concurrent use.
 package store

@@ -21,8 +21,8 @@ const (
 	StatusClosed = "closed"
 )
 
-// Session is a conversation with an agent. A closed session's id is never
-// reused.
+// Session is a conversation with an agent. A closed session's id cannot be
+// reused while its record is retained (Config.ClosedSessionRetention).
 type Session struct {
 	ID        string          `json:"session_id"`
 	AgentID   string          `json:"agent_id,omitempty"`
@@ -45,7 +45,9 @@ func NewSessionID() string {
 
 // CreateSession stores a new active session. An empty in.ID gets a generated
 // one; Status, CreatedAt and ClosedAt of in are ignored. An id already in use
-// — active or closed — is InvalidState (session_exists or session_closed).
+// — active, or closed less than Config.ClosedSessionRetention ago — is
+// InvalidState (session_exists or session_closed). Once a closed session's
+// record has expired its id is free and a new session may take it.
 func (s *Store) CreateSession(ctx context.Context, in Session) (Session, error) {
 	if in.ID == "" {
 		in.ID = NewSessionID()
@@ -130,12 +132,15 @@ func (s *Store) CloseSession(ctx context.Context, id string) (Session, error) {
 		}
 		now := time.Now().UTC()
 		sess.Status, sess.ClosedAt = StatusClosed, &now
-		rec, err := marshal(sess)
+		// The retained record is small: the initial context is dropped.
+		tomb := sess
+		tomb.Context = nil
+		rec, err := marshal(tomb)
 		if err != nil {
 			return Session{}, storeErr(err, id, "close session")
 		}
-		_, err = s.sessions.Update(ctx, sessionKey(id), rec, rev)
-		if errors.Is(err, jetstream.ErrKeyExists) {
+		err = s.putClosed(ctx, id, rec, rev)
+		if isWrongLastSeq(err) {
 			continue // changed under us: re-read; a concurrent close wins
 		}
 		if err != nil {
@@ -152,14 +157,24 @@ func (s *Store) CloseSession(ctx context.Context, id string) (Session, error) {
 		"session changed concurrently too often; retry"), id)
 }
 
-// purgeContext removes every context value of a session in one stream purge.
-func (s *Store) purgeContext(ctx context.Context, id string) error {
-	st, err := s.js.Stream(ctx, "KV_"+ContextBucket)
-	if err != nil {
-		return fmt.Errorf("context stream: %w", err)
+// putClosed replaces a session record at revision rev with its closed form,
+// which the server removes after ClosedSessionRetention (when it supports
+// per-message TTL).
+func (s *Store) putClosed(ctx context.Context, id string, rec []byte, rev uint64) error {
+	if !s.keyTTL {
+		_, err := s.sessions.Update(ctx, sessionKey(id), rec, rev)
+		return err
 	}
+	_, err := s.js.Publish(ctx, "$KV."+SessionsBucket+"."+sessionKey(id), rec,
+		jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgTTL(s.cfg.ClosedSessionRetention))
+	return err
+}
+
+// purgeContext removes every context value of a session, and its usage
+// ledger, in one stream purge.
+func (s *Store) purgeContext(ctx context.Context, id string) error {
 	subject := "$KV." + ContextBucket + "." + contextPrefix(id) + ">"
-	if err := st.Purge(ctx, jetstream.WithPurgeSubject(subject)); err != nil {
+	if err := s.valuesStream.Purge(ctx, jetstream.WithPurgeSubject(subject)); err != nil {
 		return fmt.Errorf("purge %s: %w", subject, err)
 	}
 	return nil

@@ -36,6 +36,9 @@ type Store struct {
 	js       jetstream.JetStream
 	sessions jetstream.KeyValue
 	values   jetstream.KeyValue // the context bucket
+	// valuesStream is the context bucket's stream, for last-sequence reads
+	// and per-session purges.
+	valuesStream jetstream.Stream
 	// keyTTL reports whether the context bucket accepts per-key TTLs
 	// (nats-server 2.11+); without it expiry is enforced only on read.
 	keyTTL bool
@@ -95,16 +98,11 @@ func (s *Store) init(ctx context.Context) error {
 	if s.js, err = jetstream.New(s.nc); err != nil {
 		return fmt.Errorf("store: jetstream: %w", err)
 	}
-	if need := int64(s.cfg.MaxValueBytes + recordOverhead); s.nc.MaxPayload() < need {
-		s.log.Warn("nats: server max_payload is below MaxValueBytes plus overhead; large values will be refused",
+	if need := int64(s.cfg.maxRecord()); s.nc.MaxPayload() < need {
+		s.log.Warn("nats: server max_payload is below the largest record (MaxValueBytes or the usage ledger, plus overhead); large records will be refused",
 			"max_payload", s.nc.MaxPayload(), "need", need)
 	}
-	maxRecord := int32(s.cfg.MaxValueBytes + recordOverhead)
-	if s.sessions, err = s.ensureBucket(ctx, bucketSpec{
-		name: SessionsBucket, description: "skillhost sessions", maxValue: maxRecord,
-	}); err != nil {
-		return err
-	}
+	maxRecord := int32(s.cfg.maxRecord())
 	info, err := s.js.AccountInfo(ctx)
 	if err != nil {
 		return fmt.Errorf("store: jetstream account: %w", err)
@@ -113,12 +111,26 @@ func (s *Store) init(ctx context.Context) error {
 	// Without it expiry is enforced on read only.
 	s.keyTTL = info.API.Level >= 1
 	if !s.keyTTL {
-		s.log.Warn("nats: server lacks per-message TTL (needs 2.11+); expired context is hidden on read and deleted lazily")
+		s.log.Warn("nats: server lacks per-message TTL (needs 2.11+); expired context is hidden on read and deleted lazily, " +
+			"and closed sessions are kept forever")
 	}
-	s.values, err = s.ensureBucket(ctx, bucketSpec{
-		name: ContextBucket, description: "skillhost session context (per-key TTL)", maxValue: maxRecord, ttl: s.keyTTL,
-	})
-	return err
+	// Closed-session records expire through a per-message TTL; no delete
+	// marker is needed (nobody watches the sessions bucket).
+	if s.sessions, err = s.ensureBucket(ctx, bucketSpec{
+		name: SessionsBucket, description: "skillhost sessions", maxValue: maxRecord, ttl: s.keyTTL,
+	}); err != nil {
+		return err
+	}
+	if s.values, err = s.ensureBucket(ctx, bucketSpec{
+		name: ContextBucket, description: "skillhost session context (per-key TTL)", maxValue: maxRecord,
+		ttl: s.keyTTL, markers: s.keyTTL,
+	}); err != nil {
+		return err
+	}
+	if s.valuesStream, err = s.js.Stream(ctx, "KV_"+ContextBucket); err != nil {
+		return fmt.Errorf("store: context stream: %w", err)
+	}
+	return nil
 }
 
 // KeyValue binds the bucket cfg.Bucket if it exists (its stored
@@ -203,7 +215,7 @@ func startEmbedded(ctx context.Context, cfg Config) (_ *server.Server, unlock fu
 		// was told it was stored. skillhost promises an acknowledged session
 		// or context value survives, so it pays one fsync per write.
 		SyncAlways: true,
-		MaxPayload: int32(cfg.MaxValueBytes + recordOverhead),
+		MaxPayload: int32(cfg.maxRecord()),
 		NoLog:      true,
 		NoSigs:     true,
 	})

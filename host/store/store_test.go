@@ -28,6 +28,10 @@ func TestOpenRejectsBadConfig(t *testing.T) {
 		{"value cap too big", store.Config{DataDir: "x", MaxValueBytes: 64 << 20}, "MaxValueBytes"},
 		{"ttl cap too small", store.Config{DataDir: "x", MaxContextTTL: time.Millisecond}, "MaxContextTTL"},
 		{"bucket smaller than a value", store.Config{DataDir: "x", MaxBucketBytes: 10}, "MaxBucketBytes"},
+		{"negative keys per session", store.Config{DataDir: "x", MaxKeysPerSession: -1}, "MaxKeysPerSession"},
+		{"too many keys per session", store.Config{DataDir: "x", MaxKeysPerSession: store.MaxKeysPerSessionLimit + 1}, "MaxKeysPerSession"},
+		{"session bytes below a value", store.Config{DataDir: "x", MaxSessionBytes: 1000}, "MaxSessionBytes"},
+		{"retention too short", store.Config{DataDir: "x", ClosedSessionRetention: time.Millisecond}, "ClosedSessionRetention"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

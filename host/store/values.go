@@ -35,7 +35,9 @@ func (r record) expired(now time.Time) bool {
 // SetContext stores value under key in an active session, replacing any
 // previous value. ttl 0 means no expiry; otherwise the value is gone once
 // ttl has passed. value must be JSON of at most MaxValueBytes; ttl at most
-// MaxContextTTL.
+// MaxContextTTL. A set that would leave the session holding more than
+// MaxKeysPerSession values or MaxSessionBytes bytes (key plus compacted
+// value, summed) is ResourceExhausted (session_quota) and changes nothing.
 func (s *Store) SetContext(ctx context.Context, sessionID, key string, value json.RawMessage, ttl time.Duration) (ContextEntry, error) {
 	if f := checkSessionID(sessionID); f != nil {
 		return ContextEntry{}, f
@@ -56,44 +58,84 @@ func (s *Store) SetContext(ctx context.Context, sessionID, key string, value jso
 	if _, err := s.ActiveSession(ctx, sessionID); err != nil {
 		return ContextEntry{}, err
 	}
-	now := time.Now().UTC()
-	rec := record{Value: value, SetAt: now}
-	if ttl > 0 {
-		exp := now.Add(ttl)
-		rec.ExpiresAt = &exp
-	}
-	data, err := marshal(rec)
-	if err != nil {
-		return ContextEntry{}, invalid(sessionID, "value", "must be valid JSON")
-	}
 	k := contextKey(sessionID, key)
-	if err := s.put(ctx, k, data, ttl); err != nil {
-		return ContextEntry{}, storeErr(err, sessionID, "set context")
+	var set ContextEntry
+	for attempt := 0; ; attempt++ {
+		if attempt == quotaRetries {
+			return ContextEntry{}, busyErr(sessionID)
+		}
+		// The key's last sequence is read before the ledger commit: a write
+		// conditional on it cannot land after a later set's commit (see
+		// quota.go).
+		seq, err := s.lastSeq(ctx, k)
+		if err != nil {
+			return ContextEntry{}, storeErr(err, sessionID, "set context")
+		}
+		now := time.Now().UTC()
+		rec := record{Value: value, SetAt: now}
+		var expires int64
+		if ttl > 0 {
+			exp := now.Add(ttl)
+			rec.ExpiresAt = &exp
+			expires = exp.Add(expiryGrace).Truncate(time.Second).Unix() + 1
+		}
+		data, err := marshal(rec)
+		if err != nil {
+			return ContextEntry{}, invalid(sessionID, "value", "must be valid JSON")
+		}
+		r, err := s.reserve(ctx, sessionID, key, int64(len(key)+len(value)), expires)
+		if err != nil {
+			return ContextEntry{}, storeErr(err, sessionID, "set context")
+		}
+		err = s.put(ctx, k, data, ttl, seq)
+		if isWrongLastSeq(err) {
+			continue // another set of this key landed first: account again
+		}
+		if err != nil {
+			return ContextEntry{}, storeErr(err, sessionID, "set context")
+		}
+		s.settle(ctx, sessionID, r)
+		set = ContextEntry{Key: key, Value: rec.Value, SetAt: now, ExpiresAt: rec.ExpiresAt}
+		break
 	}
 	// A close that raced with this write may have purged before it landed:
 	// re-check so a closed session's data never lingers.
 	if _, err := s.ActiveSession(ctx, sessionID); err != nil {
-		_ = s.values.Purge(ctx, k)
+		if perr := s.purgeContext(ctx, sessionID); perr != nil {
+			s.log.Warn("store: closed session's context not purged", "session_id", sessionID, "err", perr)
+		}
 		return ContextEntry{}, err
 	}
-	return ContextEntry{Key: key, Value: rec.Value, SetAt: now, ExpiresAt: rec.ExpiresAt}, nil
+	return set, nil
 }
 
-// put writes one context record. With ttl > 0 and server support, the
-// message carries a per-message TTL (whole seconds, rounded up) so the
-// server removes it from disk; the record's expires_at is authoritative.
-func (s *Store) put(ctx context.Context, key string, data []byte, ttl time.Duration) error {
-	if ttl <= 0 || !s.keyTTL {
-		_, err := s.values.Put(ctx, key, data)
-		return err
+// lastSeq is the stream sequence of the last message under a context key,
+// delete and expiry markers included; 0 when there is none.
+func (s *Store) lastSeq(ctx context.Context, key string) (uint64, error) {
+	msg, err := s.valuesStream.GetLastMsgForSubject(ctx, "$KV."+ContextBucket+"."+key)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, nil
 	}
-	// jetstream.KeyTTL applies only to Create (a new key), so an overwrite
-	// with a TTL publishes to the bucket's subject directly.
-	serverTTL := ttl.Truncate(time.Second)
-	if serverTTL < ttl {
-		serverTTL += time.Second
+	if err != nil {
+		return 0, err
 	}
-	_, err := s.js.Publish(ctx, "$KV."+ContextBucket+"."+key, data, jetstream.WithMsgTTL(serverTTL))
+	return msg.Sequence, nil
+}
+
+// put writes one context record if the key's last sequence is still seq
+// (0: no message). With ttl > 0 and server support, the message carries a
+// per-message TTL (whole seconds, rounded up) so the server removes it from
+// disk; the record's expires_at is authoritative.
+func (s *Store) put(ctx context.Context, key string, data []byte, ttl time.Duration, seq uint64) error {
+	opts := []jetstream.PublishOpt{jetstream.WithExpectLastSequencePerSubject(seq)}
+	if ttl > 0 && s.keyTTL {
+		serverTTL := ttl.Truncate(time.Second)
+		if serverTTL < ttl {
+			serverTTL += time.Second
+		}
+		opts = append(opts, jetstream.WithMsgTTL(serverTTL))
+	}
+	_, err := s.js.Publish(ctx, "$KV."+ContextBucket+"."+key, data, opts...)
 	return err
 }
 
