@@ -201,7 +201,11 @@ func (in *Inspection) WriteText(w io.Writer) error {
 			p("skill:", "%s → %s (%s, %d examples)", s.ID, s.Function, state, s.Examples)
 		}
 		p("requested:", "%s", fmtLimits(m.Requested))
-		p("effective:", "%s (default policy)", fmtLimits(m.Effective))
+		if len(m.PolicyProblems) > 0 {
+			p("effective:", "none: the default policy refuses this plugin (see policy:)")
+		} else {
+			p("effective:", "%s (default policy)", fmtLimits(m.Effective))
+		}
 		p("hosts:", "%s", orNone(m.AllowedHosts))
 		p("paths:", "%s", orNone(m.AllowedPaths))
 		p("config:", "%s", orNone(m.ConfigKeys))
