@@ -122,7 +122,7 @@ func errorData(env Envelope, transportRID string, fe *fault.Error, extras, info 
 		sid = s
 	}
 	reason := ReasonOf(fe)
-	ts := time.Now().UTC().Format("2006-01-02T15:04:05.000Z07:00") // ISO 8601, milliseconds, like every other timestamp
+	ts := Timestamp(time.Now())
 
 	if info {
 		meta := map[string]string{}
@@ -221,3 +221,7 @@ func stringify(v any) string {
 // NewRequestID returns a fresh random request id ("req_" + 26 base32
 // characters), used when neither the envelope nor the transport names one.
 func NewRequestID() string { return "req_" + rand.Text() }
+
+// Timestamp formats t the way every timestamp on the wire is written:
+// ISO 8601 in UTC with milliseconds ("2024-04-19T10:30:00.000Z").
+func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }

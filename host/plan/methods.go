@@ -51,7 +51,7 @@ type createResult struct {
 
 func (m *Manager) rpcCreate(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p createParams
-	if err := bind(req, &p); err != nil {
+	if err := req.Bind(&p); err != nil {
 		return nil, err
 	}
 	rec, err := m.Create(ctx, CreateRequest{SessionID: p.SessionID, PlanID: p.PlanID, Definition: p.PlanDefinition, Metadata: p.Metadata})
@@ -59,7 +59,7 @@ func (m *Manager) rpcCreate(ctx context.Context, req *jsonrpc.Request) (any, err
 		return nil, err
 	}
 	return createResult{
-		PlanID: rec.PlanID, SessionID: rec.SessionID, Status: rec.Status, CreatedAt: timestamp(rec.CreatedAt),
+		PlanID: rec.PlanID, SessionID: rec.SessionID, Status: rec.Status, CreatedAt: jsonrpc.Timestamp(rec.CreatedAt),
 		Name: rec.Definition.Name, Steps: len(rec.Definition.Steps),
 	}, nil
 }
@@ -82,7 +82,7 @@ type executeResult struct {
 
 func (m *Manager) rpcExecute(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p executeParams
-	if err := bind(req, &p); err != nil {
+	if err := req.Bind(&p); err != nil {
 		return nil, err
 	}
 	if err := requirePlanID(p.PlanID); err != nil {
@@ -103,7 +103,7 @@ func (m *Manager) rpcExecute(ctx context.Context, req *jsonrpc.Request) (any, er
 	if err != nil {
 		return nil, err
 	}
-	return executeResult{PlanID: rec.PlanID, ExecutionID: rec.ExecutionID, Status: rec.Status, StartedAt: timestamp(*rec.StartedAt)}, nil
+	return executeResult{PlanID: rec.PlanID, ExecutionID: rec.ExecutionID, Status: rec.Status, StartedAt: jsonrpc.Timestamp(*rec.StartedAt)}, nil
 }
 
 type planParams struct {
@@ -145,7 +145,7 @@ func StatusOf(rec *Record) StatusResult {
 		Result:      json.RawMessage("null"),
 		StepResults: make(map[string]json.RawMessage, done),
 		Attempts:    map[string]int{},
-		CreatedAt:   timestamp(rec.CreatedAt),
+		CreatedAt:   jsonrpc.Timestamp(rec.CreatedAt),
 		StartedAt:   optTimestamp(rec.StartedAt), FinishedAt: optTimestamp(rec.FinishedAt),
 	}
 	if rec.ExecutionID != "" {
@@ -170,7 +170,7 @@ func StatusOf(rec *Record) StatusResult {
 
 func (m *Manager) rpcStatus(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p planParams
-	if err := bind(req, &p); err != nil {
+	if err := req.Bind(&p); err != nil {
 		return nil, err
 	}
 	if err := requirePlanID(p.PlanID); err != nil {
@@ -185,7 +185,7 @@ func (m *Manager) rpcStatus(ctx context.Context, req *jsonrpc.Request) (any, err
 
 func (m *Manager) rpcCancel(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p planParams
-	if err := bind(req, &p); err != nil {
+	if err := req.Bind(&p); err != nil {
 		return nil, err
 	}
 	if err := requirePlanID(p.PlanID); err != nil {
@@ -205,21 +205,10 @@ func requirePlanID(id string) error {
 	return nil
 }
 
-// bind decodes params into v; params must be an object.
-func bind(req *jsonrpc.Request, v any) error {
-	if len(req.Params) > 0 && req.Params[0] == '[' {
-		return fault.New(fault.InvalidParams, fault.ReasonInvalidParams, req.Method+" takes named params (an object), not an array")
-	}
-	return req.Bind(v)
-}
-
-// timestamp formats t as ISO 8601 UTC with milliseconds.
-func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
-
 func optTimestamp(t *time.Time) *string {
 	if t == nil {
 		return nil
 	}
-	s := timestamp(*t)
+	s := jsonrpc.Timestamp(*t)
 	return &s
 }

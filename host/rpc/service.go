@@ -88,14 +88,3 @@ func (s *Service) requireSession(ctx context.Context, id string) error {
 	_, err := s.sessions.ActiveSession(ctx, id)
 	return err
 }
-
-// timestamp formats t as ISO 8601 UTC with milliseconds.
-func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
-
-// bind decodes params into v; params must be an object.
-func bind(req *jsonrpc.Request, v any) error {
-	if len(req.Params) > 0 && req.Params[0] == '[' {
-		return fault.New(fault.InvalidParams, fault.ReasonInvalidParams, req.Method+" takes named params (an object), not an array")
-	}
-	return req.Bind(v)
-}

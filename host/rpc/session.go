@@ -25,7 +25,7 @@ type sessionResult struct {
 
 func (s *Service) sessionCreate(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p sessionCreateParams
-	if err := bind(req, &p); err != nil {
+	if err := req.Bind(&p); err != nil {
 		return nil, err
 	}
 	if len(p.Context) > 0 && p.Context[0] != '{' && string(p.Context) != "null" {
@@ -35,7 +35,7 @@ func (s *Service) sessionCreate(ctx context.Context, req *jsonrpc.Request) (any,
 	if err != nil {
 		return nil, err
 	}
-	return sessionResult{SessionID: sess.ID, CreatedAt: timestamp(sess.CreatedAt), Status: sess.Status}, nil
+	return sessionResult{SessionID: sess.ID, CreatedAt: jsonrpc.Timestamp(sess.CreatedAt), Status: sess.Status}, nil
 }
 
 type sessionCloseParams struct {
@@ -44,7 +44,7 @@ type sessionCloseParams struct {
 
 func (s *Service) sessionClose(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p sessionCloseParams
-	if err := bind(req, &p); err != nil {
+	if err := req.Bind(&p); err != nil {
 		return nil, err
 	}
 	if p.SessionID == "" {
@@ -58,7 +58,7 @@ func (s *Service) sessionClose(ctx context.Context, req *jsonrpc.Request) (any, 
 	if sess.ClosedAt != nil {
 		closed = *sess.ClosedAt
 	}
-	return sessionResult{SessionID: sess.ID, ClosedAt: timestamp(closed), Status: sess.Status}, nil
+	return sessionResult{SessionID: sess.ID, ClosedAt: jsonrpc.Timestamp(closed), Status: sess.Status}, nil
 }
 
 type contextGetParams struct {
@@ -76,7 +76,7 @@ type contextResult struct {
 
 func (s *Service) contextGet(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p contextGetParams
-	if err := bind(req, &p); err != nil {
+	if err := req.Bind(&p); err != nil {
 		return nil, err
 	}
 	if err := s.requireSession(ctx, p.SessionID); err != nil {
@@ -86,7 +86,7 @@ func (s *Service) contextGet(ctx context.Context, req *jsonrpc.Request) (any, er
 	if err != nil {
 		return nil, err
 	}
-	return contextResult{ContextKey: e.Key, Value: e.Value, Timestamp: timestamp(e.SetAt), ExpiresAt: expires(e.ExpiresAt)}, nil
+	return contextResult{ContextKey: e.Key, Value: e.Value, Timestamp: jsonrpc.Timestamp(e.SetAt), ExpiresAt: expires(e.ExpiresAt)}, nil
 }
 
 type contextSetParams struct {
@@ -98,7 +98,7 @@ type contextSetParams struct {
 
 func (s *Service) contextSet(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p contextSetParams
-	if err := bind(req, &p); err != nil {
+	if err := req.Bind(&p); err != nil {
 		return nil, err
 	}
 	if err := s.requireSession(ctx, p.SessionID); err != nil {
@@ -118,16 +118,20 @@ func (s *Service) contextSet(ctx context.Context, req *jsonrpc.Request) (any, er
 	if err != nil {
 		return nil, err
 	}
-	return contextResult{ContextKey: e.Key, Status: "set", Timestamp: timestamp(e.SetAt), ExpiresAt: expires(e.ExpiresAt)}, nil
+	return contextResult{ContextKey: e.Key, Status: "set", Timestamp: jsonrpc.Timestamp(e.SetAt), ExpiresAt: expires(e.ExpiresAt)}, nil
 }
 
 // maxTTLSeconds keeps ttl conversions from overflowing; the store applies
 // the operator's (smaller) store.max_context_ttl.
 const maxTTLSeconds = 100 * 365 * 24 * 3600
 
+// maxTimeoutMS is the largest call timeout accepted (a year, in ms): far
+// above any skill limit, small enough to convert without overflow.
+const maxTimeoutMS = 365 * 24 * 3600 * 1000
+
 func expires(t *time.Time) string {
 	if t == nil {
 		return ""
 	}
-	return timestamp(*t)
+	return jsonrpc.Timestamp(*t)
 }

@@ -37,7 +37,7 @@ type skillExecuteResult struct {
 
 func (s *Service) skillExecute(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p skillExecuteParams
-	if err := bind(req, &p); err != nil {
+	if err := req.Bind(&p); err != nil {
 		return nil, err
 	}
 	if p.SkillID == "" {
@@ -74,7 +74,7 @@ type agentCallResult struct {
 
 func (s *Service) agentCall(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p agentCallParams
-	if err := bind(req, &p); err != nil {
+	if err := req.Bind(&p); err != nil {
 		return nil, err
 	}
 	if p.TargetAgentID == "" || p.Method == "" {
@@ -101,7 +101,9 @@ func (s *Service) run(ctx context.Context, req *jsonrpc.Request, sessionID, agen
 	}
 	var timeout time.Duration
 	if timeoutMS != nil {
-		if *timeoutMS <= 0 || *timeoutMS > maxTTLSeconds {
+		// The skill's limit caps the timeout anyway; the bound only keeps the
+		// conversion to a Duration from overflowing.
+		if *timeoutMS <= 0 || *timeoutMS > maxTimeoutMS {
 			return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "timeout must be a positive number of milliseconds")
 		}
 		timeout = time.Duration(*timeoutMS * float64(time.Millisecond))
@@ -134,7 +136,7 @@ type agentNotifyParams struct {
 // session and target; there is no response (it is a notification).
 func (s *Service) agentNotify(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p agentNotifyParams
-	if err := bind(req, &p); err != nil {
+	if err := req.Bind(&p); err != nil {
 		return nil, err
 	}
 	if p.Event == "" {
