@@ -101,7 +101,7 @@ func mustHost(t *testing.T, pluginDir string) string {
 func mustEchoPlugins(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	wasm, err := os.ReadFile("../host/sandbox/testdata/hostile.wasm")
+	wasm, err := os.ReadFile("../host/internal/sandbox/testdata/hostile.wasm")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/skillhost/skillhost/host/plan"
-	"github.com/skillhost/skillhost/host/plugin"
 )
 
 var progressLine = regexp.MustCompile(`^progress: [0-3]/3( running (greet|work|report))?$`)
@@ -51,7 +48,7 @@ func mustPlanPlugins(t *testing.T) string {
 		"hostile": "name: hostile\nversion: 1.0.0\ndescription: fixture\nwasm: plugin.wasm\nskills:\n  - {id: echo, description: echoes}\n  - {id: trap, description: traps}\n",
 		"burn":    "name: burn\nversion: 1.0.0\ndescription: fixture\nwasm: plugin.wasm\nlimits: {timeout: 30s}\nskills:\n  - {id: burn, description: spins then echoes}\n",
 	} {
-		wasm, err := os.ReadFile(filepath.Join("..", "host", "plan", "testdata", name+".wasm"))
+		wasm, err := os.ReadFile(filepath.Join("..", "host", "internal", "plan", "testdata", name+".wasm"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,42 +128,5 @@ func TestPlanExampleReportsAFailedStep(t *testing.T) {
 	_, stderr, code := runPlan(t, url, planFile)
 	if code != 1 || !strings.Contains(stderr, "plan failed") || !strings.Contains(stderr, "step boom, reason trap") {
 		t.Errorf("exit %d, stderr %q; want 1 naming step boom and reason trap", code, stderr)
-	}
-}
-
-// TestPlanJSONMatchesFirstPartyPlugins: the committed plan.json passes
-// definition validation and names only skills the first-party plugins have.
-func TestPlanJSONMatchesFirstPartyPlugins(t *testing.T) {
-	t.Parallel()
-	raw, err := os.ReadFile(filepath.Join("plan", "plan.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	def, err := plan.ParseDefinition(raw, plan.Config{})
-	if err != nil {
-		t.Fatalf("plan.json: %v", err)
-	}
-	owner := map[string]string{} // skill id -> plugin name
-	dirs, err := filepath.Glob(filepath.Join("..", "plugins", "*", "plugin.yaml"))
-	if err != nil || len(dirs) == 0 {
-		t.Fatalf("no first-party plugins found: %v", err)
-	}
-	for _, f := range dirs {
-		m, err := plugin.LoadManifest(filepath.Dir(f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range m.Skills {
-			owner[s.ID] = m.Name
-		}
-	}
-	for _, s := range def.Steps {
-		p, ok := owner[s.Action]
-		if !ok {
-			t.Errorf("step %s: no first-party plugin has skill %q", s.ID, s.Action)
-		}
-		if s.Type == plan.TypeAgent && s.Agent != p {
-			t.Errorf("step %s: skill %q belongs to plugin %q, not %q", s.ID, s.Action, p, s.Agent)
-		}
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/skillhost/skillhost/host/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a"
 )
 
 // publicURL is the base URL published in Agent Cards.

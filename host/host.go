@@ -13,16 +13,16 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/skillhost/skillhost/host/a2a"
 	"github.com/skillhost/skillhost/host/config"
-	"github.com/skillhost/skillhost/host/hostfn"
-	"github.com/skillhost/skillhost/host/jsonrpc"
-	"github.com/skillhost/skillhost/host/metrics"
-	"github.com/skillhost/skillhost/host/plugin"
-	"github.com/skillhost/skillhost/host/rpc"
-	"github.com/skillhost/skillhost/host/sandbox"
-	"github.com/skillhost/skillhost/host/store"
-	"github.com/skillhost/skillhost/host/transport/httpx"
+	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+	"github.com/skillhost/skillhost/host/internal/metrics"
+	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/rpc"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
+	"github.com/skillhost/skillhost/host/internal/store"
+	"github.com/skillhost/skillhost/host/internal/transport/httpx"
 )
 
 // Options are what the configuration file does not carry.

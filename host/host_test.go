@@ -23,7 +23,7 @@ import (
 
 // fixtures holds the hand-written test modules (see the .wat beside each);
 // hostile.wasm has one export per misbehaviour plus a well-behaved "echo".
-const fixtures = "sandbox/testdata"
+const fixtures = "internal/sandbox/testdata"
 
 // toolsManifest is a well-behaved plugin built on the echo export.
 const toolsManifest = `name: tools

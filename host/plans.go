@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/skillhost/skillhost/host/plan"
+	"github.com/skillhost/skillhost/host/internal/plan"
 )
 
 // setupPlans opens the plan store and work queue, registers the plan

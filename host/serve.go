@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/skillhost/skillhost/host/transport/stdio"
+	"github.com/skillhost/skillhost/host/internal/transport/stdio"
 )
 
 // Serve runs the configured transports until ctx ends (or, with stdio only,

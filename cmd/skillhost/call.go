@@ -1,21 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/skillhost/skillhost/host/client"
 	"github.com/skillhost/skillhost/host/fault"
-	"github.com/skillhost/skillhost/host/jsonrpc"
 )
 
 func newCallCmd() *cobra.Command {
@@ -34,9 +30,9 @@ func newCallCmd() *cobra.Command {
 			if streamingMethods[args[0]] {
 				return usagef("%s streams its result as Server-Sent Events; use an A2A client or curl -N", args[0])
 			}
-			endpoint, err := rpcURL(target)
+			endpoint, err := client.Endpoint(target)
 			if err != nil {
-				return usageError{err}
+				return usagef("--url %v", err)
 			}
 			var params any
 			if len(args) == 2 {
@@ -50,8 +46,8 @@ func newCallCmd() *cobra.Command {
 			defer cancel()
 			var result json.RawMessage
 			var raw []byte // the response as received, to print an error unchanged
-			doer := httpDoer(endpoint)
-			err = jsonrpc.Call(ctx, func(ctx context.Context, body []byte) ([]byte, error) {
+			doer := client.HTTP(endpoint, nil)
+			err = client.Call(ctx, func(ctx context.Context, body []byte) ([]byte, error) {
 				out, err := doer(ctx, body)
 				raw = out
 				return out, err
@@ -81,45 +77,6 @@ func newCallCmd() *cobra.Command {
 // print; refusing them before sending avoids starting a task for nothing.
 var streamingMethods = map[string]bool{
 	"SendStreamingMessage": true, "SubscribeToTask": true, "message/stream": true, "tasks/resubscribe": true,
-}
-
-// rpcURL accepts a base URL or a full endpoint URL; a bare base gets /rpc.
-func rpcURL(s string) (string, error) {
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("--url %q is not an http(s) URL", s)
-	}
-	if u.Path == "" || u.Path == "/" {
-		u.Path = "/rpc"
-	}
-	return u.String(), nil
-}
-
-// httpDoer posts one JSON-RPC body and returns the response body.
-func httpDoer(endpoint string) func(context.Context, []byte) ([]byte, error) {
-	return func(ctx context.Context, body []byte) ([]byte, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return nil, err // *url.Error already names the method and URL
-		}
-		defer resp.Body.Close()
-		out, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-		if err != nil {
-			return nil, fmt.Errorf("POST %s: reading response: %w", endpoint, err)
-		}
-		if len(bytes.TrimSpace(out)) == 0 {
-			return nil, fmt.Errorf("POST %s: HTTP %d with an empty body", endpoint, resp.StatusCode)
-		}
-		if ct := resp.Header.Get("Content-Type"); !strings.Contains(ct, "json") {
-			return nil, fmt.Errorf("POST %s: HTTP %d, unexpected content type %q", endpoint, resp.StatusCode, ct)
-		}
-		return out, nil
-	}
 }
 
 func printJSON(w io.Writer, v any) {

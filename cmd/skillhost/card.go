@@ -1,20 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/skillhost/skillhost/host/a2a"
+	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/config"
-	"github.com/skillhost/skillhost/host/hostfn"
-	"github.com/skillhost/skillhost/host/plugin"
-	"github.com/skillhost/skillhost/host/sandbox"
 )
 
 func newCardCmd() *cobra.Command {
@@ -49,40 +43,13 @@ func runCard(cmd *cobra.Command, _ []string) error {
 	if fi, err := os.Stat(cfg.Data); err == nil && fi.IsDir() {
 		cache = filepath.Join(cfg.Data, "wazero-cache")
 	}
-	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: cache})
-	if err != nil {
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	defer func() { _ = rt.Close(ctx) }()
-	quiet := slog.New(slog.DiscardHandler) // load problems are printed below, once
-	reg := plugin.NewRegistry(rt, plugin.RegistryOptions{
-		Policy:        cfg.Policy,
-		HostFunctions: hostfn.ForPlugins(hostfn.Deps{Logger: quiet}),
-		Logger:        quiet,
-	})
-	defer func() { _ = reg.Close(ctx) }()
-	if err := reg.LoadDir(ctx, cfg.Plugins); err != nil {
-		if _, statErr := os.Stat(cfg.Plugins); statErr != nil {
-			return fmt.Errorf("plugin folder: %w", statErr)
-		}
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(os.Stderr, "skillhost: warning: %s\n", line)
-		}
-	}
-	base := cfg.PublicURL
-	if base == "" && cfg.Listen != "" {
-		base = "http://" + cfg.Listen
-	}
-	cards := a2a.NewCardService(a2a.CardConfig{BaseURL: base, Version: version, Stdio: cfg.Stdio},
-		reg.Snapshot, a2a.CardServiceOptions{Logger: quiet})
-	var body []byte
-	if agent, _ := cmd.Flags().GetString("agent"); agent != "" {
-		body, _, err = cards.AgentCard(ctx, agent)
-	} else {
-		body, _, err = cards.Card(ctx)
+	agent, _ := cmd.Flags().GetString("agent")
+	body, problems, err := host.Card(ctx, cfg, host.CardOptions{Version: version, Agent: agent, CacheDir: cache})
+	for _, line := range problems {
+		fmt.Fprintf(os.Stderr, "skillhost: warning: %s\n", line)
 	}
 	if err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "Agent not found: "))
+		return err
 	}
 	_, err = fmt.Fprintln(cmd.OutOrStdout(), string(body))
 	return err

@@ -282,7 +282,7 @@ func TestSIGTERMShutsDownCleanly(t *testing.T) {
 // --agent one plugin's card; an unknown agent is a one-line error.
 func TestCardCommand(t *testing.T) {
 	t.Parallel()
-	const plugins = "../../host/a2a/testdata/plugins"
+	const plugins = "../../host/internal/a2a/testdata/plugins"
 	out, errOut, code := runCLI(t, "card", "--plugins", plugins, "--data", t.TempDir())
 	if code != 0 {
 		t.Fatalf("card: exit %d: %s", code, errOut)

@@ -19,7 +19,7 @@ func planPlugins(t *testing.T) string {
 		"hostile": "name: hostile\nversion: 1.0.0\ndescription: fixture\nwasm: plugin.wasm\nskills:\n  - {id: echo, description: echoes}\n",
 		"burn":    "name: burn\nversion: 1.0.0\ndescription: fixture\nwasm: plugin.wasm\nlimits: {timeout: 30s}\nskills:\n  - {id: burn, description: spins then echoes}\n",
 	} {
-		wasm, err := os.ReadFile(filepath.Join("..", "..", "host", "plan", "testdata", name+".wasm"))
+		wasm, err := os.ReadFile(filepath.Join("..", "..", "host", "internal", "plan", "testdata", name+".wasm"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,7 @@ package config
 import (
 	"time"
 
-	"github.com/skillhost/skillhost/host/plugin"
+	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
 // Config is the whole host configuration. Every field is documented in the

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skillhost/skillhost/host/config"
-	"github.com/skillhost/skillhost/host/plugin"
+	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
 func writeFile(t *testing.T, body string) string {

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/skillhost/skillhost/host/plugin"
-	"github.com/skillhost/skillhost/host/sandbox"
+	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
 // maxToolOutput caps the compiler output kept for an error message.

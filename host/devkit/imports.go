@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/skillhost/skillhost/host/hostfn"
-	"github.com/skillhost/skillhost/host/sandbox"
+	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
 // Import modules a plugin may use: WASI preview 1 and the Extism kernel are

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/skillhost/skillhost/host/plugin"
-	"github.com/skillhost/skillhost/host/sandbox"
+	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
 // pageSize is the wasm page size.

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host/devkit"
-	"github.com/skillhost/skillhost/host/sandbox"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
 func mustInspect(t *testing.T, path string) *devkit.Inspection {

@@ -5,7 +5,7 @@ import (
 
 	"net/netip"
 
-	"github.com/skillhost/skillhost/host/plugin"
+	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
 // DevPolicy is the policy `plugin test` and `plugin validate` apply: the

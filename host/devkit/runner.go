@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/skillhost/skillhost/host/hostfn"
-	"github.com/skillhost/skillhost/host/plugin"
-	"github.com/skillhost/skillhost/host/sandbox"
-	"github.com/skillhost/skillhost/host/store"
+	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
+	"github.com/skillhost/skillhost/host/internal/store"
 )
 
 // harness is one plugin loaded in a real sandbox behind a real registry,

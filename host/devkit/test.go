@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
-	"github.com/skillhost/skillhost/host/hostfn"
-	"github.com/skillhost/skillhost/host/plugin"
+	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
 // maxShownOutput caps the output quoted in a result line.
@@ -55,8 +55,8 @@ type TestReport struct {
 	Failed  int             `json:"failed"`
 }
 
-// Test loads the plugin folder in the real sandbox (host/sandbox behind a
-// host/plugin registry, host functions wired to an embedded state store with
+// Test loads the plugin folder in the real sandbox (host/internal/sandbox behind a
+// host/internal/plugin registry, host functions wired to an embedded state store with
 // one session) under DevPolicy, runs every example of every skill in
 // manifest order (so a skill may see the context an earlier one set) and
 // checks each output against the skill's output_schema. A skill without

@@ -10,9 +10,9 @@ import (
 	"log/slog"
 	"path/filepath"
 
-	"github.com/skillhost/skillhost/host/hostfn"
-	"github.com/skillhost/skillhost/host/plugin"
-	"github.com/skillhost/skillhost/host/sandbox"
+	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
 // ValidateOptions configure Validate.

@@ -1,0 +1,69 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
+)
+
+// CardOptions say which card Card renders and where it may cache compiled plugins.
+type CardOptions struct {
+	// Version is reported in the card. Default: "dev".
+	Version string
+	// Agent selects one plugin's own card. Default: "" (the host card).
+	Agent string
+	// CacheDir is the wazero compilation cache. Default: "" (no cache).
+	CacheDir string
+}
+
+// Card loads cfg's plugin folder, without opening the state store or
+// listening, and returns the Agent Card exactly as a host with cfg would
+// serve it, plus one line per plugin that failed to load (those are left
+// out of the card).
+func Card(ctx context.Context, cfg config.Config, opts CardOptions) (card []byte, problems []string, err error) {
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	if _, err := os.Stat(cfg.Plugins); err != nil {
+		return nil, nil, fmt.Errorf("plugin folder: %w", err)
+	}
+	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: opts.CacheDir})
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox: %w", err)
+	}
+	defer func() { _ = rt.Close(ctx) }()
+	quiet := slog.New(slog.DiscardHandler) // problems are returned, not logged
+	reg := plugin.NewRegistry(rt, plugin.RegistryOptions{
+		Policy:        cfg.Policy,
+		HostFunctions: hostfn.ForPlugins(hostfn.Deps{Logger: quiet}),
+		Logger:        quiet,
+	})
+	defer func() { _ = reg.Close(ctx) }()
+	if err := reg.LoadDir(ctx, cfg.Plugins); err != nil {
+		problems = strings.Split(err.Error(), "\n")
+	}
+	base := cfg.PublicURL
+	if base == "" && cfg.Listen != "" {
+		base = "http://" + cfg.Listen
+	}
+	cards := a2a.NewCardService(a2a.CardConfig{BaseURL: base, Version: opts.Version, Stdio: cfg.Stdio},
+		reg.Snapshot, a2a.CardServiceOptions{Logger: quiet})
+	if opts.Agent != "" {
+		card, _, err = cards.AgentCard(ctx, opts.Agent)
+	} else {
+		card, _, err = cards.Card(ctx)
+	}
+	if err != nil {
+		return nil, problems, errors.New(strings.TrimPrefix(err.Error(), "Agent not found: "))
+	}
+	return card, problems, nil
+}

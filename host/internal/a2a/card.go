@@ -1,0 +1,287 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/skillhost/skillhost/host/internal/plugin"
+)
+
+// Extension URIs and bindings the card advertises.
+const (
+	// ExtCleverAgents declares the _cleveragents/* JSON-RPC methods served on /rpc.
+	ExtCleverAgents = "https://skillhost.dev/ext/cleveragents/v1"
+	// ExtLimits publishes each skill's effective sandbox limits.
+	ExtLimits = "https://skillhost.dev/ext/limits/v1"
+	// BindingStdio is the protocol binding of the stdio transport
+	// (`<byte-length>\n<json>` frames, same method table as /rpc).
+	BindingStdio = "https://skillhost.dev/bindings/stdio-jsonrpc"
+	// StdioURL is the interface URL of the stdio binding.
+	StdioURL = "stdio:"
+	// RPCPath is the JSON-RPC endpoint path under the base URL.
+	RPCPath = "/rpc"
+	// WellKnownPath is the host card's path.
+	WellKnownPath = "/.well-known/agent-card.json"
+	// AgentCardPathPrefix prefixes a plugin's card path: /agents/{name}/.well-known/agent-card.json.
+	AgentCardPathPrefix = "/agents/"
+)
+
+// Protocol versions served.
+const (
+	Version10 = "1.0"
+	Version03 = "0.3"
+)
+
+// CleverAgentsMethods are the spec-001 methods declared by the cleveragents extension.
+var CleverAgentsMethods = []string{
+	"_cleveragents/session/create", "_cleveragents/session/close",
+	"_cleveragents/context/set", "_cleveragents/context/get",
+	"_cleveragents/skill/execute", "_cleveragents/agent/call", "_cleveragents/agent/notify",
+	"_cleveragents/plan/create", "_cleveragents/plan/execute", "_cleveragents/plan/status", "_cleveragents/plan/cancel",
+}
+
+// Media types every skill accepts and produces.
+var (
+	InputModes  = []string{"application/json", "text/plain"}
+	OutputModes = []string{"application/json", "text/plain"}
+)
+
+// CardConfig is the host-side input of card generation.
+type CardConfig struct {
+	BaseURL          string // public base URL, e.g. http://127.0.0.1:8080 (no trailing slash needed)
+	Name             string // host agent name; default "skillhost"
+	Description      string // default "Sandboxed WebAssembly skills served over A2A"
+	Version          string // the host's version (never the protocol version); default "dev"
+	Organization     string // provider organization; default "skillhost"
+	ProviderURL      string // provider URL; default BaseURL
+	DocumentationURL string // optional
+	Stdio            bool   // the stdio transport is served: advertise its binding
+	APIKeyAuth       bool   // clients authenticate with the X-API-Key header
+	BearerAuth       bool   // clients authenticate with Authorization: Bearer
+}
+
+func (c CardConfig) withDefaults() CardConfig {
+	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
+	if c.BaseURL == "" {
+		c.BaseURL = "http://127.0.0.1:8080"
+	}
+	if c.Name == "" {
+		c.Name = "skillhost"
+	}
+	if c.Description == "" {
+		c.Description = "Sandboxed WebAssembly skills served over A2A"
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	if c.Organization == "" {
+		c.Organization = "skillhost"
+	}
+	if c.ProviderURL == "" {
+		c.ProviderURL = c.BaseURL
+	}
+	return c
+}
+
+// BuildCard returns the host's v1.0 Agent Card for a registry snapshot: every
+// skill of every plugin. A snapshot without skills yields a card with an
+// empty skill list (the caller decides whether to serve it; CardService logs
+// a warning and serves it, so discovery never breaks while plugins load).
+func BuildCard(cfg CardConfig, snap *plugin.Snapshot) *a2av1.AgentCard {
+	cfg = cfg.withDefaults()
+	var plugins []*plugin.Plugin
+	if snap != nil {
+		plugins = snap.Plugins
+	}
+	return buildCard(cfg, cfg.Name, cfg.Description, cfg.Version, "", plugins)
+}
+
+// BuildAgentCard returns the card of one plugin (one agent): its skills only,
+// interfaces on the same /rpc with the plugin name as tenant, so a client
+// that honours the tenant reaches exactly this plugin's skills.
+func BuildAgentCard(cfg CardConfig, p *plugin.Plugin) *a2av1.AgentCard {
+	cfg = cfg.withDefaults()
+	m := p.Manifest
+	desc := m.Description
+	if desc == "" {
+		desc = m.Name
+	}
+	return buildCard(cfg, m.Name, desc, m.Version, m.Name, []*plugin.Plugin{p})
+}
+
+func buildCard(cfg CardConfig, name, desc, version, tenant string, plugins []*plugin.Plugin) *a2av1.AgentCard {
+	rpc := cfg.BaseURL + RPCPath
+	ifaces := []*a2av1.AgentInterface{
+		{URL: rpc, ProtocolBinding: a2av1.TransportProtocolJSONRPC, ProtocolVersion: Version10, Tenant: tenant},
+		{URL: rpc, ProtocolBinding: a2av1.TransportProtocolJSONRPC, ProtocolVersion: Version03, Tenant: tenant},
+	}
+	if cfg.Stdio {
+		ifaces = append(ifaces, &a2av1.AgentInterface{URL: StdioURL, ProtocolBinding: BindingStdio, ProtocolVersion: Version10, Tenant: tenant})
+	}
+	card := &a2av1.AgentCard{
+		Name:                name,
+		Description:         desc,
+		Version:             version,
+		SupportedInterfaces: ifaces,
+		Provider:            &a2av1.AgentProvider{Org: cfg.Organization, URL: cfg.ProviderURL},
+		DocumentationURL:    cfg.DocumentationURL,
+		DefaultInputModes:   InputModes,
+		DefaultOutputModes:  OutputModes,
+		Skills:              []a2av1.AgentSkill{},
+	}
+	limits := map[string]any{}
+	for _, p := range sortedPlugins(plugins) {
+		for _, s := range p.Manifest.Skills {
+			card.Skills = append(card.Skills, cardSkill(p, s))
+			limits[s.ID] = map[string]any{
+				"plugin":       p.Manifest.Name,
+				"timeout_ms":   p.Limits.Timeout.Milliseconds(),
+				"memory_bytes": p.Limits.MemoryBytes,
+				"output_bytes": p.Limits.OutputBytes,
+				"concurrency":  p.Limits.Concurrency,
+			}
+		}
+	}
+	card.Capabilities = a2av1.AgentCapabilities{
+		Streaming: true,
+		Extensions: []a2av1.AgentExtension{
+			{URI: ExtCleverAgents, Description: "skillhost's _cleveragents/* JSON-RPC dialect (sessions, context, skill/execute, agent/call, plans) on the same endpoint",
+				Params: map[string]any{"methods": CleverAgentsMethods}},
+			{URI: ExtLimits, Description: "effective sandbox limits of every skill (per-call timeout, linear memory cap, output cap, parallel instances)",
+				Params: map[string]any{"skills": limits}},
+		},
+	}
+	addSecurity(cfg, card)
+	return card
+}
+
+func sortedPlugins(in []*plugin.Plugin) []*plugin.Plugin {
+	out := make([]*plugin.Plugin, 0, len(in))
+	for _, p := range in {
+		if p != nil && p.Manifest != nil {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Manifest.Name < out[j].Manifest.Name })
+	return out
+}
+
+func cardSkill(p *plugin.Plugin, s *plugin.Skill) a2av1.AgentSkill {
+	out := a2av1.AgentSkill{
+		ID:          s.ID,
+		Name:        s.Name,
+		Description: s.Description,
+		Tags:        append([]string{}, s.Tags...),
+		InputModes:  s.InputModes,
+		OutputModes: s.OutputModes,
+	}
+	if out.Name == "" {
+		out.Name = s.ID
+	}
+	if out.Description == "" {
+		out.Description = fmt.Sprintf("%s (plugin %s)", out.Name, p.Manifest.Name)
+	}
+	if len(out.InputModes) == 0 {
+		out.InputModes = InputModes
+	}
+	if len(out.OutputModes) == 0 {
+		out.OutputModes = OutputModes
+	}
+	for _, ex := range s.Examples {
+		out.Examples = append(out.Examples, string(ex))
+	}
+	return out
+}
+
+func addSecurity(cfg CardConfig, card *a2av1.AgentCard) {
+	if !cfg.APIKeyAuth && !cfg.BearerAuth {
+		return
+	}
+	card.SecuritySchemes = a2av1.NamedSecuritySchemes{}
+	if cfg.APIKeyAuth {
+		card.SecuritySchemes["apiKey"] = a2av1.APIKeySecurityScheme{Location: a2av1.APIKeySecuritySchemeLocationHeader, Name: "X-API-Key",
+			Description: "an API key configured under auth.keys"}
+		card.SecurityRequirements = append(card.SecurityRequirements, a2av1.SecurityRequirements{"apiKey": {}})
+	}
+	if cfg.BearerAuth {
+		card.SecuritySchemes["bearer"] = a2av1.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "Authorization: Bearer <API key>"}
+		card.SecurityRequirements = append(card.SecurityRequirements, a2av1.SecurityRequirements{"bearer": {}})
+	}
+}
+
+// MarshalUnion encodes card as the union of the v1.0 and v0.3 shapes (top-level
+// url, preferredTransport, protocolVersion, additionalInterfaces beside
+// supportedInterfaces), exactly as a2a-go's a2av0 card producer serves it.
+func MarshalUnion(ctx context.Context, card *a2av1.AgentCard) ([]byte, error) {
+	prod, ok := a2av0.NewStaticAgentCardProducer(card).(a2asrv.AgentCardJSONProducer)
+	if !ok {
+		return nil, fmt.Errorf("a2av0 card producer does not produce JSON")
+	}
+	b, err := prod.CardJSON(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("encode union card: %w", err)
+	}
+	if len(card.SecuritySchemes) == 0 {
+		return b, nil
+	}
+	return mergeSchemes(b, card)
+}
+
+// mergeSchemes drops securityRequirements (see below) and adds the v1.0 form of each security scheme (e.g.
+// "apiKeySecurityScheme") to a2av0's v0.3 form ("type", "in", "name"), so
+// parsers of both versions read them.
+func mergeSchemes(union []byte, card *a2av1.AgentCard) ([]byte, error) {
+	v1, err := json.Marshal(card.SecuritySchemes)
+	if err != nil {
+		return nil, fmt.Errorf("encode security schemes: %w", err)
+	}
+	var top map[string]json.RawMessage
+	var compat, modern map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(union, &top); err != nil {
+		return nil, fmt.Errorf("decode union card: %w", err)
+	}
+	if err := json.Unmarshal(top["securitySchemes"], &compat); err != nil {
+		return nil, fmt.Errorf("decode union schemes: %w", err)
+	}
+	if err := json.Unmarshal(v1, &modern); err != nil {
+		return nil, fmt.Errorf("decode v1 schemes: %w", err)
+	}
+	for name, fields := range modern {
+		if compat[name] == nil {
+			compat[name] = map[string]json.RawMessage{}
+		}
+		for k, v := range fields {
+			compat[name][k] = v
+		}
+	}
+	merged, err := json.Marshal(compat)
+	if err != nil {
+		return nil, fmt.Errorf("encode union schemes: %w", err)
+	}
+	top["securitySchemes"] = merged
+	// a2a-go v2.3.1 encodes requirement scopes as an array where the v1.0
+	// proto JSON has {"list": […]}, and either form breaks one side's parser;
+	// the v0.3 "security" member keeps the requirements.
+	delete(top, "securityRequirements")
+	out, err := json.MarshalIndent(top, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode union card: %w", err)
+	}
+	return out, nil
+}
+
+// MarshalV1 encodes card in the pure v1.0 shape.
+func MarshalV1(card *a2av1.AgentCard) ([]byte, error) {
+	b, err := json.Marshal(card)
+	if err != nil {
+		return nil, fmt.Errorf("encode card: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,254 @@
+package a2a_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
+)
+
+const schemaPath = "testdata/a2a-v1.0.schema.json" // copy of shared/spec/a2a-v1.0.schema.json (generated from the official a2a.proto)
+
+func mustCardSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(mustRead(t, schemaPath)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AddResource("file:///a2a.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := c.Compile("file:///a2a.json#/definitions/Agent%20Card")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sch
+}
+
+// v03Keys are the union card's v0.3-only members, stripped before validating
+// against the v1.0 schema (which forbids unknown keys).
+var v03Keys = []string{"url", "preferredTransport", "protocolVersion", "additionalInterfaces", "security", "supportsAuthenticatedExtendedCard"}
+
+// mustValidCard checks a served (union) card: the v1.0 schema after
+// stripping the v0.3 keys, the REQUIRED fields of the digest, and the v0.3
+// fields a v0.3 client needs. It returns the card parsed by a2a-go's v0.3
+// parser, which reads either shape.
+func mustValidCard(t *testing.T, sch *jsonschema.Schema, body []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("card is not JSON: %v", err)
+	}
+	if m["url"] == "" || m["preferredTransport"] != "JSONRPC" || m["protocolVersion"] != "0.3" {
+		t.Errorf("v0.3 fields missing: url=%v preferredTransport=%v protocolVersion=%v", m["url"], m["preferredTransport"], m["protocolVersion"])
+	}
+	v1 := map[string]any{}
+	for k, v := range m {
+		if !slices.Contains(v03Keys, k) {
+			v1[k] = v
+		}
+	}
+	for _, s := range v1["skills"].([]any) {
+		delete(s.(map[string]any), "security")
+	}
+	if schemes, ok := v1["securitySchemes"].(map[string]any); ok {
+		for _, sc := range schemes {
+			for _, k := range []string{"type", "in", "name", "scheme", "bearerFormat", "description", "apiKey", "http"} {
+				delete(sc.(map[string]any), k)
+			}
+		}
+	}
+	if err := sch.Validate(v1); err != nil {
+		t.Errorf("card fails the v1.0 schema: %v\n%s", err, body)
+	}
+	for _, k := range []string{"name", "description", "version"} {
+		if s, _ := v1[k].(string); s == "" {
+			t.Errorf("required %s is empty", k)
+		}
+	}
+	for _, k := range []string{"supportedInterfaces", "defaultInputModes", "defaultOutputModes"} {
+		if l, _ := v1[k].([]any); len(l) == 0 {
+			t.Errorf("required %s is empty", k)
+		}
+	}
+	if _, ok := v1["capabilities"].(map[string]any); !ok {
+		t.Error("capabilities missing")
+	}
+	for _, s := range v1["skills"].([]any) {
+		sk := s.(map[string]any)
+		for _, k := range []string{"id", "name", "description"} {
+			if v, _ := sk[k].(string); v == "" {
+				t.Errorf("skill %v: required %s is empty", sk["id"], k)
+			}
+		}
+		if _, ok := sk["tags"].([]any); !ok {
+			t.Errorf("skill %v: tags missing", sk["id"])
+		}
+	}
+	return m
+}
+
+func testPlugin(name, version string, skills ...string) *plugin.Plugin {
+	m := &plugin.Manifest{Name: name, Version: version, Description: name + " plugin"}
+	for _, s := range skills {
+		m.Skills = append(m.Skills, &plugin.Skill{ID: s, Name: s, Description: "does " + s, Tags: []string{"test"},
+			Examples: []json.RawMessage{json.RawMessage(`{"text":"hi"}`)}})
+	}
+	return &plugin.Plugin{Manifest: m, Limits: sandbox.Limits{Timeout: 2 * time.Second, MemoryBytes: 64 << 20, OutputBytes: 1 << 20, Concurrency: 4}}
+}
+
+func TestCardIsValidAndTruthful(t *testing.T) {
+	t.Parallel()
+	sch := mustCardSchema(t)
+	snap := &plugin.Snapshot{Revision: 1, Plugins: []*plugin.Plugin{testPlugin("text-tools", "1.2.0", "uppercase", "reverse"), testPlugin("math", "0.1.0", "add")}}
+	tests := []struct {
+		name       string
+		cfg        a2a.CardConfig
+		wantIfaces []string
+		wantAuth   []string
+	}{
+		{"http only", a2a.CardConfig{BaseURL: "http://127.0.0.1:8080/", Version: "1.4.0"},
+			[]string{"JSONRPC 1.0 http://127.0.0.1:8080/rpc", "JSONRPC 0.3 http://127.0.0.1:8080/rpc"}, nil},
+		{"hybrid with auth", a2a.CardConfig{BaseURL: "https://agents.example", Version: "1.4.0", Stdio: true, APIKeyAuth: true, BearerAuth: true},
+			[]string{"JSONRPC 1.0 https://agents.example/rpc", "JSONRPC 0.3 https://agents.example/rpc", a2a.BindingStdio + " 1.0 stdio:"},
+			[]string{"apiKey", "bearer"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cards := a2a.NewCardService(tt.cfg, func() *plugin.Snapshot { return snap }, a2a.CardServiceOptions{})
+			body, etag, err := cards.Card(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if etag == "" {
+				t.Error("no ETag")
+			}
+			m := mustValidCard(t, sch, body)
+			card, err := a2av0.NewAgentCardParser()(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ifaces []string
+			for _, i := range card.SupportedInterfaces {
+				ifaces = append(ifaces, string(i.ProtocolBinding)+" "+string(i.ProtocolVersion)+" "+i.URL)
+			}
+			if diff := cmp.Diff(tt.wantIfaces, ifaces); diff != "" {
+				t.Errorf("interfaces (-want +got):\n%s", diff)
+			}
+			if card.Version != "1.4.0" || card.Provider == nil || card.Provider.Org != "skillhost" {
+				t.Errorf("version/provider = %q/%+v, want the host's version 1.4.0", card.Version, card.Provider)
+			}
+			var ids []string
+			for _, s := range card.Skills {
+				ids = append(ids, s.ID)
+				if !slices.Contains(s.InputModes, "application/json") || !slices.Contains(s.InputModes, "text/plain") || len(s.Examples) != 1 {
+					t.Errorf("skill %s: modes %v examples %v", s.ID, s.InputModes, s.Examples)
+				}
+			}
+			if diff := cmp.Diff([]string{"add", "uppercase", "reverse"}, ids); diff != "" {
+				t.Errorf("skills (-want +got):\n%s", diff)
+			}
+			if !card.Capabilities.Streaming || card.Capabilities.PushNotifications {
+				t.Errorf("capabilities = %+v", card.Capabilities)
+			}
+			exts := map[string]a2av1.AgentExtension{}
+			for _, e := range card.Capabilities.Extensions {
+				exts[e.URI] = e
+			}
+			if methods, _ := exts[a2a.ExtCleverAgents].Params["methods"].([]any); len(methods) != len(a2a.CleverAgentsMethods) {
+				t.Errorf("cleveragents methods = %v", methods)
+			}
+			lim, _ := exts[a2a.ExtLimits].Params["skills"].(map[string]any)
+			want := map[string]any{"plugin": "math", "timeout_ms": 2000.0, "memory_bytes": float64(64 << 20), "output_bytes": float64(1 << 20), "concurrency": 4.0}
+			if diff := cmp.Diff(want, lim["add"]); diff != "" {
+				t.Errorf("limits of add (-want +got):\n%s", diff)
+			}
+			var schemes []string
+			for name := range card.SecuritySchemes {
+				schemes = append(schemes, string(name))
+			}
+			slices.Sort(schemes)
+			if diff := cmp.Diff(tt.wantAuth, schemes); diff != "" {
+				t.Errorf("security schemes (-want +got):\n%s", diff)
+			}
+			if tt.wantAuth != nil && m["security"] == nil {
+				t.Error("v0.3 security requirements missing")
+			}
+		})
+	}
+}
+
+func TestCardChangesWithPlugins(t *testing.T) {
+	t.Parallel()
+	sch := mustCardSchema(t)
+	snap := &plugin.Snapshot{Revision: 1, Plugins: []*plugin.Plugin{testPlugin("text-tools", "1.0.0", "uppercase")}}
+	cards := a2a.NewCardService(a2a.CardConfig{}, func() *plugin.Snapshot { return snap }, a2a.CardServiceOptions{})
+	ctx := context.Background()
+	b1, e1, _ := cards.Card(ctx)
+	b1again, e1again, _ := cards.Card(ctx)
+	if e1 != e1again || !bytes.Equal(b1, b1again) {
+		t.Error("an unchanged plugin set changed the card")
+	}
+	snap = &plugin.Snapshot{Revision: 2, Plugins: []*plugin.Plugin{testPlugin("text-tools", "1.0.0", "uppercase"), testPlugin("math", "1.0.0", "add")}}
+	cards.Update(snap)
+	b2, e2, _ := cards.Card(ctx)
+	if e2 == e1 || !bytes.Contains(b2, []byte(`"add"`)) {
+		t.Errorf("card did not change with the plugin set (etag %s -> %s)", e1, e2)
+	}
+	mustValidCard(t, sch, b2)
+
+	agent, _, err := cards.AgentCard(ctx, "math")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := mustValidCard(t, sch, agent)
+	if m["name"] != "math" || len(m["skills"].([]any)) != 1 {
+		t.Errorf("agent card name %v skills %v", m["name"], m["skills"])
+	}
+	if ifs := m["supportedInterfaces"].([]any); ifs[0].(map[string]any)["tenant"] != "math" {
+		t.Errorf("agent card interfaces do not carry the tenant: %v", ifs)
+	}
+	if _, _, err := cards.AgentCard(ctx, "nope"); !errors.Is(err, fault.ErrAgentNotFound) {
+		t.Errorf("unknown agent: %v", err)
+	}
+
+	snap = &plugin.Snapshot{Revision: 3}
+	b3, _, err := cards.Card(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var empty map[string]any
+	_ = json.Unmarshal(b3, &empty)
+	if s, ok := empty["skills"].([]any); !ok || len(s) != 0 {
+		t.Errorf("empty plugin set: skills = %v, want []", empty["skills"])
+	}
+}
+
+func TestExtendedCard(t *testing.T) {
+	t.Parallel()
+	snap := func() *plugin.Snapshot { return &plugin.Snapshot{} }
+	off := a2a.NewCardService(a2a.CardConfig{}, snap, a2a.CardServiceOptions{})
+	if _, err := off.ExtendedCard(context.Background()); !errors.Is(err, &fault.Error{Kind: fault.ExtendedCardNotConfigured}) {
+		t.Errorf("unconfigured extended card: %v, want -32007", err)
+	}
+	on := a2a.NewCardService(a2a.CardConfig{}, snap, a2a.CardServiceOptions{ExtendedCard: true})
+	card, err := on.ExtendedCard(context.Background())
+	if err != nil || !card.Capabilities.ExtendedAgentCard {
+		t.Errorf("extended card = %+v, %v", card, err)
+	}
+}

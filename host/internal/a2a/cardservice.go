@@ -1,0 +1,169 @@
+package a2a
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/plugin"
+)
+
+// CardCacheControl is the Cache-Control value transports send with a card.
+const CardCacheControl = "public, max-age=60"
+
+// CardService renders and caches the Agent Cards of a registry: the host card
+// and one card per plugin. Cards are regenerated whenever the snapshot
+// changes (a new *plugin.Snapshot), so the ETag changes with the skill set.
+type CardService struct {
+	cfg      CardConfig
+	snapshot func() *plugin.Snapshot
+	extended bool
+	logger   *slog.Logger
+
+	mu     sync.Mutex
+	forSn  *plugin.Snapshot
+	host   renderedCard
+	agents map[string]renderedCard
+}
+
+type renderedCard struct {
+	card *a2av1.AgentCard
+	body []byte
+	etag string
+}
+
+// CardServiceOptions configure a CardService.
+type CardServiceOptions struct {
+	// ExtendedCard makes GetExtendedAgentCard return the host card (and the
+	// card advertise capabilities.extendedAgentCard); false answers -32007.
+	ExtendedCard bool
+	Logger       *slog.Logger
+}
+
+// NewCardService returns a CardService reading snapshots from snapshot
+// (typically (*plugin.Registry).Snapshot).
+func NewCardService(cfg CardConfig, snapshot func() *plugin.Snapshot, opts CardServiceOptions) *CardService {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &CardService{cfg: cfg.withDefaults(), snapshot: snapshot, extended: opts.ExtendedCard, logger: opts.Logger}
+}
+
+// Update drops the cached cards so the next request renders them from the
+// registry's new snapshot; pass it to (*plugin.Registry).OnChange. (Card
+// also notices a changed snapshot by itself.)
+func (c *CardService) Update(*plugin.Snapshot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.host = renderedCard{}
+}
+
+func (c *CardService) current(ctx context.Context) error {
+	snap := c.snapshot()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.host.body != nil && snap == c.forSn {
+		return nil
+	}
+	return c.renderLocked(ctx, snap)
+}
+
+func (c *CardService) renderLocked(ctx context.Context, snap *plugin.Snapshot) error {
+	host := BuildCard(c.cfg, snap)
+	host.Capabilities.ExtendedAgentCard = c.extended
+	if len(host.Skills) == 0 {
+		c.logger.Warn("agent card has no skills: no plugin is loaded; A2A clients will find nothing to call")
+	}
+	rh, err := render(ctx, host)
+	if err != nil {
+		return err
+	}
+	agents := map[string]renderedCard{}
+	if snap != nil {
+		for _, p := range snap.Plugins {
+			if p == nil || p.Manifest == nil {
+				continue
+			}
+			r, err := render(ctx, BuildAgentCard(c.cfg, p))
+			if err != nil {
+				return err
+			}
+			agents[p.Manifest.Name] = r
+		}
+	}
+	c.forSn, c.host, c.agents = snap, rh, agents
+	c.logger.Info("agent card generated", "etag", rh.etag, "skills", len(host.Skills))
+	return nil
+}
+
+func render(ctx context.Context, card *a2av1.AgentCard) (renderedCard, error) {
+	body, err := MarshalUnion(ctx, card)
+	if err != nil {
+		return renderedCard{}, err
+	}
+	sum := sha256.Sum256(body)
+	return renderedCard{card: card, body: body, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}, nil
+}
+
+// Card returns the host card (union of the v1.0 and v0.3 shapes) and its
+// strong ETag. Serve it at WellKnownPath with Cache-Control CardCacheControl.
+func (c *CardService) Card(ctx context.Context) ([]byte, string, error) {
+	if err := c.current(ctx); err != nil {
+		return nil, "", fault.Wrap(fault.Internal, fault.ReasonInternal, err, "agent card generation failed")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.host.body, c.host.etag, nil
+}
+
+// HostCard returns the host card as a v1.0 object (shared: do not modify).
+func (c *CardService) HostCard(ctx context.Context) (*a2av1.AgentCard, error) {
+	if err := c.current(ctx); err != nil {
+		return nil, fault.Wrap(fault.Internal, fault.ReasonInternal, err, "agent card generation failed")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.host.card, nil
+}
+
+// AgentCard returns the card of the plugin called name, served at
+// AgentCardPath(name); AgentNotFound (-32102) when no such plugin is loaded.
+func (c *CardService) AgentCard(ctx context.Context, name string) ([]byte, string, error) {
+	if err := c.current(ctx); err != nil {
+		return nil, "", fault.Wrap(fault.Internal, fault.ReasonInternal, err, "agent card generation failed")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.agents[name]
+	if !ok {
+		return nil, "", fault.New(fault.AgentNotFound, "unknown_agent", fmt.Sprintf("no plugin named %q is loaded", truncate(name, 64)))
+	}
+	return r.body, r.etag, nil
+}
+
+// ExtendedCard answers GetExtendedAgentCard: the host card when the service
+// was built with ExtendedCard, else ExtendedCardNotConfigured (-32007).
+func (c *CardService) ExtendedCard(ctx context.Context) (*a2av1.AgentCard, error) {
+	if !c.extended {
+		return nil, fault.New(fault.ExtendedCardNotConfigured, "extended_card_not_configured", "this host has no extended agent card")
+	}
+	return c.HostCard(ctx)
+}
+
+// AgentCardPath is the HTTP path of a plugin's card.
+func AgentCardPath(name string) string {
+	return AgentCardPathPrefix + name + WellKnownPath
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -1,0 +1,141 @@
+package a2a_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
+	"github.com/skillhost/skillhost/host/internal/store"
+)
+
+// testHost is a real host: embedded NATS store, wazero sandbox, plugin
+// registry, jsonrpc engine, served by a minimal net/http adapter (test-only;
+// the product serves through the Fiber transport).
+type testHost struct {
+	URL   string
+	svc   *a2a.Service
+	tasks *a2a.TaskStore
+}
+
+func quietLogger() *slog.Logger {
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+func startHost(t *testing.T, pluginDir string) *testHost {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := hostfn.Deps{Context: st, Logger: quietLogger()}
+	reg := plugin.NewRegistry(rt, plugin.RegistryOptions{
+		Policy:        plugin.DefaultPolicy(),
+		HostFunctions: hostfn.ForPlugins(deps),
+		Logger:        quietLogger(),
+	})
+	if err := reg.LoadDir(ctx, pluginDir); err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := a2a.OpenTaskStore(ctx, st, a2a.TaskStoreConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(nil)
+	base := "http://" + srv.Listener.Addr().String()
+	cards := a2a.NewCardService(a2a.CardConfig{BaseURL: base, Version: "9.9.9"}, reg.Snapshot, a2a.CardServiceOptions{Logger: quietLogger()})
+	reg.OnChange(cards.Update)
+	svc, err := a2a.NewService(a2a.ServiceConfig{Executor: reg, Snapshot: reg.Snapshot, Tasks: tasks, Cards: cards, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := jsonrpc.NewEngine(jsonrpc.WithLogger(quietLogger()))
+	a2a.Register(eng, svc)
+	srv.Config.Handler = newTestMux(eng, cards)
+	srv.Start()
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		defer cancel()
+		_ = svc.Close(cctx)
+		_ = reg.Close(cctx)
+		_ = rt.Close(cctx)
+	})
+	return &testHost{URL: base, svc: svc, tasks: tasks}
+}
+
+func newTestMux(eng *jsonrpc.Engine, cards *a2a.CardService) http.Handler {
+	mux := http.NewServeMux()
+	serveCard := func(w http.ResponseWriter, body []byte, etag string, err error) {
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("ETag", etag)
+		w.Header().Set("Cache-Control", a2a.CardCacheControl)
+		_, _ = w.Write(body)
+	}
+	mux.HandleFunc("GET "+a2a.WellKnownPath, func(w http.ResponseWriter, r *http.Request) {
+		body, etag, err := cards.Card(r.Context())
+		serveCard(w, body, etag, err)
+	})
+	mux.HandleFunc("GET /agents/{name}/.well-known/agent-card.json", func(w http.ResponseWriter, r *http.Request) {
+		body, etag, err := cards.AgentCard(r.Context(), r.PathValue("name"))
+		serveCard(w, body, etag, err)
+	})
+	mux.HandleFunc("POST "+a2a.RPCPath, func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+		if err != nil {
+			return
+		}
+		ctx := jsonrpc.WithTransport(r.Context(), jsonrpc.TransportInfo{Name: "http", Header: r.Header.Get, RemoteAddr: r.RemoteAddr})
+		reply := eng.Handle(ctx, body)
+		if reply.Stream == nil {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(reply.Body)
+			return
+		}
+		if c, ok := reply.Stream.(io.Closer); ok {
+			defer c.Close()
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		flusher := w.(http.Flusher)
+		for {
+			ev, err := reply.Stream.Next(ctx)
+			var frame []byte
+			switch {
+			case errors.Is(err, io.EOF):
+				return
+			case err != nil:
+				frame = jsonrpc.EncodeError(ctx, reply.ID, jsonrpc.Envelope{}, err)
+			default:
+				frame = jsonrpc.EncodeResult(reply.ID, ev)
+			}
+			_, _ = w.Write([]byte("data: " + strings.TrimSpace(string(frame)) + "\n\n"))
+			flusher.Flush()
+			if err != nil {
+				return
+			}
+		}
+	})
+	return mux
+}

@@ -1,0 +1,179 @@
+package a2a
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/plugin"
+)
+
+// Caps on what a client controls in a message.
+const (
+	MaxParts       = 64
+	maxListedSkill = 50
+	maxSkillIDLen  = 256
+)
+
+// MetaSkillID is the metadata key naming the skill a message is for.
+const MetaSkillID = "skillId"
+
+// route picks the skill of a message: message.metadata.skillId, else the
+// request's metadata.skillId, else the only skill in scope (one plugin when
+// tenant names it, else the host). It returns InvalidParams listing the
+// skills when it cannot decide.
+func route(snap *plugin.Snapshot, tenant string, req *a2av1.SendMessageRequest) (*plugin.Plugin, *plugin.Skill, error) {
+	if snap == nil {
+		return nil, nil, fault.New(fault.InvalidParams, fault.ReasonUnknownSkill, "no skills are loaded")
+	}
+	scope := snap.Plugins
+	if tenant != "" {
+		p, ok := pluginNamed(snap.Plugins, tenant)
+		if !ok {
+			return nil, nil, fault.Newf(fault.InvalidParams, "unknown_tenant", "no agent (plugin) named %q", truncate(tenant, 64))
+		}
+		scope = []*plugin.Plugin{p}
+	}
+	id, err := skillIDOf(req.Message.Metadata)
+	if err == nil && id == "" {
+		id, err = skillIDOf(req.Metadata)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var ids []string
+	for _, p := range scope {
+		for _, s := range p.Manifest.Skills {
+			if id != "" && s.ID == id {
+				return p, s, nil
+			}
+			ids = append(ids, s.ID)
+		}
+	}
+	slices.Sort(ids)
+	if id == "" && len(ids) == 1 {
+		p, s, _ := findSkill(scope, ids[0])
+		return p, s, nil
+	}
+	listed := ids
+	if len(listed) > maxListedSkill {
+		listed = listed[:maxListedSkill]
+	}
+	msg := fmt.Sprintf("set message.metadata.skillId to one of: %s", strings.Join(listed, ", "))
+	reason := fault.ReasonInvalidParams
+	if id != "" {
+		msg = fmt.Sprintf("unknown skill %q; %s", truncate(id, 64), msg)
+		reason = fault.ReasonUnknownSkill
+	}
+	if len(ids) == 0 {
+		msg = "no skills are loaded"
+	}
+	return nil, nil, fault.New(fault.InvalidParams, reason, msg).With("skills", listed)
+}
+
+func pluginNamed(ps []*plugin.Plugin, name string) (*plugin.Plugin, bool) {
+	for _, p := range ps {
+		if p != nil && p.Manifest != nil && p.Manifest.Name == name {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+func findSkill(scope []*plugin.Plugin, id string) (*plugin.Plugin, *plugin.Skill, bool) {
+	for _, p := range scope {
+		for _, s := range p.Manifest.Skills {
+			if s.ID == id {
+				return p, s, true
+			}
+		}
+	}
+	return nil, nil, false
+}
+
+func skillIDOf(meta map[string]any) (string, error) {
+	v, ok := meta[MetaSkillID]
+	if !ok {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok || s == "" || len(s) > maxSkillIDLen {
+		return "", fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "metadata.skillId must be a non-empty string of at most 256 bytes")
+	}
+	return s, nil
+}
+
+// inputOf turns a message's parts into the skill's JSON input: the (single)
+// data part as is; otherwise the text parts, joined by newlines, as
+// {"text": …}. File parts (raw, url) are not accepted (-32005).
+func inputOf(m *a2av1.Message) (json.RawMessage, error) {
+	if len(m.Parts) == 0 {
+		return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "message has no parts")
+	}
+	if len(m.Parts) > MaxParts {
+		return nil, fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "message has %d parts, at most %d allowed", len(m.Parts), MaxParts)
+	}
+	var data []a2av1.Data
+	var texts []string
+	for _, p := range m.Parts {
+		switch c := p.Content.(type) {
+		case a2av1.Data:
+			data = append(data, c)
+		case a2av1.Text:
+			texts = append(texts, string(c))
+		default:
+			return nil, fault.New(fault.ContentTypeNotSupported, "content_type", "only text and data parts are accepted (application/json, text/plain)")
+		}
+	}
+	switch {
+	case len(data) > 1:
+		return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "a message carries at most one data part (the skill's JSON input)")
+	case len(data) == 1:
+		b, err := json.Marshal(data[0].Value)
+		if err != nil {
+			return nil, fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err, "data part is not JSON")
+		}
+		return b, nil
+	}
+	b, err := json.Marshal(map[string]string{"text": strings.Join(texts, "\n")})
+	if err != nil {
+		return nil, fmt.Errorf("encode text input: %w", err)
+	}
+	return b, nil
+}
+
+// outputPart is the artifact part of a skill's output: a data part when the
+// output is JSON, else a text part.
+func outputPart(out []byte) *a2av1.Part {
+	var v any
+	if len(out) > 0 && json.Unmarshal(out, &v) == nil {
+		return a2av1.NewDataPart(v)
+	}
+	return a2av1.NewTextPart(string(out))
+}
+
+// checkOutputModes refuses a request whose accepted output modes exclude both
+// of ours.
+func checkOutputModes(cfg *a2av1.SendMessageConfig) error {
+	if cfg == nil || len(cfg.AcceptedOutputModes) == 0 {
+		return nil
+	}
+	for _, m := range cfg.AcceptedOutputModes {
+		if slices.Contains(OutputModes, m) || m == "*/*" {
+			return nil
+		}
+	}
+	return fault.New(fault.ContentTypeNotSupported, "content_type", "skill output is application/json or text/plain")
+}
+
+// errorMessage is the agent message a failed task's status carries.
+func errorMessage(t *a2av1.Task, err error) *a2av1.Message {
+	fe := fault.From(err)
+	m := a2av1.NewMessageForTask(a2av1.MessageRoleAgent, t, a2av1.NewTextPart(fe.Error()))
+	m.Metadata = map[string]any{"code": fe.Kind.Code(), "reason": fe.Reason, "kind": fe.Kind.String()}
+	return m
+}

@@ -1,0 +1,280 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	a2alegacy "github.com/a2aproject/a2a-go/a2a"
+	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+)
+
+// VersionHeader is the HTTP header carrying the client's A2A version.
+const VersionHeader = "A2A-Version"
+
+// Method names, v1.0 and v0.3.
+var (
+	MethodsV10 = []string{"SendMessage", "SendStreamingMessage", "GetTask", "ListTasks", "CancelTask", "SubscribeToTask",
+		"GetExtendedAgentCard", "CreateTaskPushNotificationConfig", "GetTaskPushNotificationConfig",
+		"ListTaskPushNotificationConfigs", "DeleteTaskPushNotificationConfig"}
+	MethodsV03 = []string{"message/send", "message/stream", "tasks/get", "tasks/list", "tasks/cancel", "tasks/resubscribe",
+		"agent/getAuthenticatedExtendedCard", "tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
+		"tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete"}
+)
+
+// Register adds every A2A method (v1.0 and v0.3 names) to eng. The method
+// name decides the wire shape of params and results.
+func Register(eng *jsonrpc.Engine, svc *Service) {
+	// Methods whose result streams are marked so the engine refuses them in
+	// batches and as notifications before they start a task.
+	opts := func(name string) []jsonrpc.MethodOption {
+		switch name {
+		case "SendStreamingMessage", "SubscribeToTask", "message/stream", "tasks/resubscribe":
+			return []jsonrpc.MethodOption{jsonrpc.Streaming()}
+		}
+		return nil
+	}
+	v1 := func(name string, h func(context.Context, json.RawMessage) (any, error)) {
+		eng.RegisterA2A(name, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			if err := checkVersion(ctx, Version10); err != nil {
+				return nil, err
+			}
+			return h(ctx, req.Params)
+		}, opts(name)...)
+	}
+	v0 := func(name string, h func(context.Context, json.RawMessage) (any, error)) {
+		eng.Register(name, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+			if err := checkVersion(ctx, Version03); err != nil {
+				return nil, err
+			}
+			return h(ctx, req.Params)
+		}, opts(name)...)
+	}
+	v1("SendMessage", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var req a2av1.SendMessageRequest
+		if err := decode(p, &req); err != nil {
+			return nil, err
+		}
+		t, err := svc.SendMessage(ctx, &req)
+		if err != nil {
+			return nil, err
+		}
+		return a2av1.StreamResponse{Event: t}, nil
+	})
+	v1("SendStreamingMessage", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var req a2av1.SendMessageRequest
+		if err := decode(p, &req); err != nil {
+			return nil, err
+		}
+		ts, err := svc.SendStreamingMessage(ctx, &req)
+		return v1Stream(ts), err
+	})
+	v1("GetTask", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var req a2av1.GetTaskRequest
+		if err := decode(p, &req); err != nil {
+			return nil, err
+		}
+		return svc.GetTask(ctx, &req)
+	})
+	v1("ListTasks", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var req a2av1.ListTasksRequest
+		if len(p) > 0 {
+			if err := decode(p, &req); err != nil {
+				return nil, err
+			}
+		}
+		return svc.ListTasks(ctx, &req)
+	})
+	v1("CancelTask", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var req a2av1.CancelTaskRequest
+		if err := decode(p, &req); err != nil {
+			return nil, err
+		}
+		return svc.CancelTask(ctx, &req)
+	})
+	v1("SubscribeToTask", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var req a2av1.SubscribeToTaskRequest
+		if err := decode(p, &req); err != nil {
+			return nil, err
+		}
+		ts, err := svc.SubscribeToTask(ctx, &req)
+		return v1Stream(ts), err
+	})
+	v1("GetExtendedAgentCard", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		return svc.cfg.Cards.ExtendedCard(ctx)
+	})
+
+	v0("message/send", func(ctx context.Context, p json.RawMessage) (any, error) {
+		req, err := decodeV03Send(p)
+		if err != nil {
+			return nil, err
+		}
+		t, err := svc.SendMessage(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return a2av0.FromV1Task(t), nil
+	})
+	v0("message/stream", func(ctx context.Context, p json.RawMessage) (any, error) {
+		req, err := decodeV03Send(p)
+		if err != nil {
+			return nil, err
+		}
+		ts, err := svc.SendStreamingMessage(ctx, req)
+		return v03Stream(ts), err
+	})
+	v0("tasks/get", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var q a2alegacy.TaskQueryParams
+		if err := decode(p, &q); err != nil {
+			return nil, err
+		}
+		t, err := svc.GetTask(ctx, a2av0.ToV1GetTaskRequest(&q))
+		if err != nil {
+			return nil, err
+		}
+		return a2av0.FromV1Task(t), nil
+	})
+	v0("tasks/list", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var q a2alegacy.ListTasksRequest
+		if len(p) > 0 {
+			if err := decode(p, &q); err != nil {
+				return nil, err
+			}
+		}
+		resp, err := svc.ListTasks(ctx, a2av0.ToV1ListTasksRequest(&q))
+		if err != nil {
+			return nil, err
+		}
+		return a2av0.FromV1ListTasksResponse(resp), nil
+	})
+	v0("tasks/cancel", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var q a2alegacy.TaskIDParams
+		if err := decode(p, &q); err != nil {
+			return nil, err
+		}
+		t, err := svc.CancelTask(ctx, a2av0.ToV1CancelTaskRequest(&q))
+		if err != nil {
+			return nil, err
+		}
+		return a2av0.FromV1Task(t), nil
+	})
+	v0("tasks/resubscribe", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var q a2alegacy.TaskIDParams
+		if err := decode(p, &q); err != nil {
+			return nil, err
+		}
+		ts, err := svc.SubscribeToTask(ctx, a2av0.ToV1SubscribeToTaskRequest(&q))
+		return v03Stream(ts), err
+	})
+	v0("agent/getAuthenticatedExtendedCard", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		card, err := svc.cfg.Cards.ExtendedCard(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return a2av0.FromV1AgentCard(card), nil
+	})
+
+	push := func(ctx context.Context, _ json.RawMessage) (any, error) {
+		return nil, fault.New(fault.PushNotSupported, "push_not_supported", "push notifications are not supported; use streaming or GetTask")
+	}
+	for _, m := range MethodsV10 {
+		if strings.Contains(m, "PushNotification") {
+			v1(m, push)
+		}
+	}
+	for _, m := range MethodsV03 {
+		if strings.HasPrefix(m, "tasks/pushNotificationConfig/") {
+			v0(m, push)
+		}
+	}
+}
+
+// checkVersion applies the A2A-Version header: empty is accepted; "1.0" and
+// "0.3" (patch suffixes allowed) must match the method's version; anything
+// else is VersionNotSupported (-32009).
+func checkVersion(ctx context.Context, method string) error {
+	h := strings.TrimSpace(jsonrpc.TransportFrom(ctx).Header(VersionHeader))
+	if h == "" {
+		return nil
+	}
+	var v string
+	switch {
+	case h == "1" || h == "1.0" || strings.HasPrefix(h, "1.0."):
+		v = Version10
+	case h == "0.3" || strings.HasPrefix(h, "0.3."):
+		v = Version03
+	default:
+		return fault.Newf(fault.VersionNotSupported, fault.ReasonVersion, "A2A-Version %q is not supported; use 1.0 or 0.3", truncate(h, 32)).
+			With("supported", []string{Version10, Version03})
+	}
+	if v != method {
+		return fault.Newf(fault.VersionNotSupported, fault.ReasonVersion, "A2A-Version %s does not match this method, which is A2A %s", v, method).
+			With("supported", []string{method})
+	}
+	return nil
+}
+
+func decode(p json.RawMessage, v any) error {
+	if len(p) == 0 || string(p) == "null" {
+		return fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "params are required")
+	}
+	if err := json.Unmarshal(p, v); err != nil {
+		return fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err, "params: "+truncate(err.Error(), 200))
+	}
+	return nil
+}
+
+func decodeV03Send(p json.RawMessage) (*a2av1.SendMessageRequest, error) {
+	var legacy a2alegacy.MessageSendParams
+	if err := decode(p, &legacy); err != nil {
+		return nil, err
+	}
+	if legacy.Message == nil {
+		return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "params.message is required")
+	}
+	req, err := a2av0.ToV1SendMessageRequest(&legacy)
+	if err != nil {
+		return nil, fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err, "params.message: "+truncate(err.Error(), 200))
+	}
+	return req, nil
+}
+
+// eventStream adapts a TaskStream to jsonrpc.Stream with a wire shape.
+type eventStream struct {
+	ts    *TaskStream
+	shape func(a2av1.Event) (any, error)
+}
+
+func (e *eventStream) Next(ctx context.Context) (any, error) {
+	ev, err := e.ts.NextEvent(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return e.shape(ev)
+}
+
+func (e *eventStream) Close() error { return e.ts.Close() }
+
+func v1Stream(ts *TaskStream) any {
+	if ts == nil {
+		return nil
+	}
+	return &eventStream{ts: ts, shape: func(ev a2av1.Event) (any, error) { return a2av1.StreamResponse{Event: ev}, nil }}
+}
+
+func v03Stream(ts *TaskStream) any {
+	if ts == nil {
+		return nil
+	}
+	return &eventStream{ts: ts, shape: func(ev a2av1.Event) (any, error) {
+		out, err := a2av0.FromV1Event(ev)
+		if err != nil {
+			return nil, fault.Wrap(fault.Internal, fault.ReasonInternal, err, "")
+		}
+		return out, nil
+	}}
+}

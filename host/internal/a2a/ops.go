@@ -1,0 +1,176 @@
+package a2a
+
+import (
+	"context"
+	"io"
+
+	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+)
+
+// SendMessage starts a task for the message's skill. It blocks until the
+// task is terminal or interrupted, unless configuration.returnImmediately.
+func (s *Service) SendMessage(ctx context.Context, req *a2av1.SendMessageRequest) (*a2av1.Task, error) {
+	rec, r, _, err := s.start(ctx, req, false)
+	if err != nil {
+		return nil, err
+	}
+	if req.Config == nil || !req.Config.ReturnImmediately {
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return nil, fault.From(ctx.Err())
+		}
+	}
+	cur, err := s.cfg.Tasks.Get(ctx, rec.Task.ID)
+	if err != nil {
+		return nil, err
+	}
+	return trimTask(cur.Task, true, historyLen(req.Config)), nil
+}
+
+func historyLen(cfg *a2av1.SendMessageConfig) *int {
+	if cfg == nil {
+		return nil
+	}
+	return cfg.HistoryLength
+}
+
+// SendStreamingMessage starts a task and streams it: the Task first, then
+// status updates (working, progress reports), the output artifact and the
+// terminal status, after which the stream ends.
+func (s *Service) SendStreamingMessage(ctx context.Context, req *a2av1.SendMessageRequest) (*TaskStream, error) {
+	rec, _, sub, err := s.start(ctx, req, true)
+	if err != nil {
+		return nil, err
+	}
+	return &TaskStream{first: rec.Task, sub: sub}, nil
+}
+
+// GetTask returns a task; TaskNotFound (-32001) when unknown.
+func (s *Service) GetTask(ctx context.Context, req *a2av1.GetTaskRequest) (*a2av1.Task, error) {
+	rec, err := s.cfg.Tasks.Get(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if req.Tenant != "" && rec.Tenant != req.Tenant {
+		return nil, notFound(req.ID)
+	}
+	return trimTask(rec.Task, true, req.HistoryLength), nil
+}
+
+// ListTasks lists tasks, newest update first.
+func (s *Service) ListTasks(ctx context.Context, req *a2av1.ListTasksRequest) (*a2av1.ListTasksResponse, error) {
+	st := StateOf(req.Status)
+	if req.Status != "" {
+		if _, ok := ParseState(string(req.Status)); !ok {
+			return nil, fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "unknown status %q", truncate(string(req.Status), 64))
+		}
+	}
+	return s.cfg.Tasks.List(ctx, ListQuery{ContextID: req.ContextID, Status: st, Tenant: req.Tenant,
+		After: req.StatusTimestampAfter, PageSize: req.PageSize, PageToken: req.PageToken,
+		IncludeArtifacts: req.IncludeArtifacts, HistoryLength: req.HistoryLength})
+}
+
+// CancelTask moves a task to canceled and stops its running sandbox call.
+// A terminal task answers TaskNotCancelable (-32002).
+func (s *Service) CancelTask(ctx context.Context, req *a2av1.CancelTaskRequest) (*a2av1.Task, error) {
+	rec, err := s.cfg.Tasks.Get(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if req.Tenant != "" && rec.Tenant != req.Tenant {
+		return nil, notFound(req.ID)
+	}
+	cause := fault.New(fault.Canceled, fault.ReasonCanceled, "canceled by the client")
+	ok := s.transition(ctx, req.ID, StateCanceled, func(r *Record) { r.Task.Status.Message = errorMessage(r.Task, cause) }, nil)
+	if !ok {
+		cur, err := s.cfg.Tasks.Get(ctx, req.ID)
+		if err != nil {
+			return nil, err
+		}
+		return nil, cur.State().CanTransition(StateCanceled)
+	}
+	s.mu.Lock()
+	r := s.running[req.ID]
+	s.mu.Unlock()
+	if r != nil {
+		r.cancel(cause)
+	}
+	cur, err := s.cfg.Tasks.Get(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	return cur.Task, nil
+}
+
+// SubscribeToTask streams a running task's events, the Task first. A
+// terminal task answers UnsupportedOperation (-32004). A task not executing
+// on this host yields only its current Task.
+func (s *Service) SubscribeToTask(ctx context.Context, req *a2av1.SubscribeToTaskRequest) (*TaskStream, error) {
+	if _, err := s.cfg.Tasks.Get(ctx, req.ID); err != nil {
+		return nil, err
+	}
+	sub, ok := s.broker.subscribe(req.ID)
+	if !ok {
+		return nil, fault.Newf(fault.ResourceExhausted, fault.ReasonPoolSaturated, "task has %d streams already", maxSubscribers)
+	}
+	rec, err := s.cfg.Tasks.Get(ctx, req.ID) // after subscribing: no event is missed
+	if err == nil && req.Tenant != "" && rec.Tenant != req.Tenant {
+		err = notFound(req.ID)
+	}
+	if err == nil && rec.State().IsTerminal() {
+		err = fault.Newf(fault.UnsupportedOperation, "task_terminal", "task is already %s: nothing to subscribe to", rec.State().V03())
+	}
+	if err != nil {
+		_ = sub.Close()
+		return nil, err
+	}
+	s.mu.Lock()
+	_, local := s.running[req.ID]
+	s.mu.Unlock()
+	if !local {
+		_ = sub.Close()
+		sub = nil
+	}
+	return &TaskStream{first: rec.Task, sub: sub}, nil
+}
+
+// TaskStream is a task's event stream (jsonrpc.Stream): the Task, then its
+// updates until the task is terminal or interrupted. Events are a2a-go
+// values (*a2a.Task, *a2a.TaskStatusUpdateEvent, *a2a.TaskArtifactUpdateEvent).
+type TaskStream struct {
+	first *a2av1.Task
+	sent  bool
+	sub   *subscription
+}
+
+// NextEvent returns the next event; io.EOF after the last.
+func (t *TaskStream) NextEvent(ctx context.Context) (a2av1.Event, error) {
+	if !t.sent {
+		t.sent = true
+		return t.first, nil
+	}
+	if t.sub == nil {
+		return nil, io.EOF
+	}
+	e, err := t.sub.next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return e.ev, nil
+}
+
+// Close stops the stream (the task goes on).
+func (t *TaskStream) Close() error {
+	if t.sub != nil {
+		return t.sub.Close()
+	}
+	return nil
+}
+
+func jsonrpcRequestID(ctx context.Context) string {
+	return jsonrpc.TransportFrom(ctx).RequestID
+}

@@ -1,0 +1,232 @@
+package a2a
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/plugin"
+)
+
+// Executor runs one skill call; *plugin.Registry implements it.
+type Executor interface {
+	Execute(ctx context.Context, call plugin.Call) (*plugin.Outcome, error)
+}
+
+// DefaultMaxRunning caps the tasks executing at once on one host.
+const DefaultMaxRunning = 256
+
+// ServiceConfig wires a Service.
+type ServiceConfig struct {
+	Executor   Executor
+	Snapshot   func() *plugin.Snapshot
+	Tasks      *TaskStore
+	Cards      *CardService
+	Logger     *slog.Logger
+	MaxRunning int // tasks executing at once; default DefaultMaxRunning
+}
+
+// Service implements the A2A task methods over the plugin registry.
+type Service struct {
+	cfg    ServiceConfig
+	broker *broker
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	running map[a2av1.TaskID]*run
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+// run is one task executing on this host.
+type run struct {
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+}
+
+// NewService returns a Service; Executor, Snapshot, Tasks and Cards are required.
+func NewService(cfg ServiceConfig) (*Service, error) {
+	if cfg.Executor == nil || cfg.Snapshot == nil || cfg.Tasks == nil || cfg.Cards == nil {
+		return nil, errors.New("a2a: NewService needs Executor, Snapshot, Tasks and Cards")
+	}
+	if cfg.MaxRunning <= 0 {
+		cfg.MaxRunning = DefaultMaxRunning
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Service{cfg: cfg, broker: newBroker(), log: cfg.Logger, running: map[a2av1.TaskID]*run{}}, nil
+}
+
+// Close cancels every running task and waits for them (or ctx).
+func (s *Service) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	for _, r := range s.running {
+		r.cancel(fault.New(fault.Canceled, fault.ReasonCanceled, "host shutting down"))
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("a2a: close: %w", ctx.Err())
+	}
+}
+
+// start validates and routes req, stores the new task (submitted) and starts
+// executing it. When sub is true the returned subscription is registered
+// before execution starts, so it sees every event.
+func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub bool) (*Record, *run, *subscription, error) {
+	if req.Message == nil {
+		return nil, nil, nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "params.message is required")
+	}
+	if req.Message.TaskID != "" {
+		return nil, nil, nil, fault.New(fault.UnsupportedOperation, "task_continuation",
+			"tasks on this host do not accept follow-up messages; send a new message without taskId")
+	}
+	if req.Config != nil && req.Config.PushConfig != nil {
+		return nil, nil, nil, fault.New(fault.PushNotSupported, "push_not_supported", "push notifications are not supported; use SendStreamingMessage or GetTask")
+	}
+	if err := checkOutputModes(req.Config); err != nil {
+		return nil, nil, nil, err
+	}
+	p, skill, err := route(s.cfg.Snapshot(), req.Tenant, req)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	input, err := inputOf(req.Message)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctxID := req.Message.ContextID
+	if ctxID == "" {
+		ctxID = a2av1.NewContextID()
+	} else if len(ctxID) > MaxTaskIDLen {
+		return nil, nil, nil, fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "contextId longer than %d bytes", MaxTaskIDLen)
+	}
+	msg := *req.Message
+	msg.TaskID, msg.ContextID = a2av1.NewTaskID(), ctxID
+	now := time.Now().UTC()
+	task := &a2av1.Task{ID: msg.TaskID, ContextID: ctxID, History: []*a2av1.Message{&msg},
+		Status:   a2av1.TaskStatus{State: a2av1.TaskStateSubmitted, Timestamp: &now},
+		Metadata: map[string]any{MetaSkillID: skill.ID, "plugin": p.Manifest.Name}}
+	rec := &Record{Task: task, SkillID: skill.ID, Plugin: p.Manifest.Name, Tenant: req.Tenant}
+
+	s.mu.Lock()
+	if s.closed || len(s.running) >= s.cfg.MaxRunning {
+		s.mu.Unlock()
+		return nil, nil, nil, fault.Newf(fault.ResourceExhausted, fault.ReasonPoolSaturated, "%d tasks are already running on this host", s.cfg.MaxRunning)
+	}
+	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	r := &run{cancel: cancel, done: make(chan struct{})}
+	s.running[task.ID] = r
+	s.wg.Add(1)
+	s.mu.Unlock()
+
+	if err := s.cfg.Tasks.Create(ctx, rec); err != nil {
+		s.finish(task.ID, r)
+		return nil, nil, nil, err
+	}
+	var subscr *subscription
+	if sub {
+		subscr, _ = s.broker.subscribe(task.ID) // a fresh task has no other subscriber
+	}
+	go s.execute(rctx, r, rec, input, requestID(ctx))
+	return rec, r, subscr, nil
+}
+
+func (s *Service) finish(id a2av1.TaskID, r *run) {
+	s.mu.Lock()
+	delete(s.running, id)
+	s.mu.Unlock()
+	r.cancel(nil)
+	close(r.done)
+	s.wg.Done()
+}
+
+// execute runs the task's skill and records its outcome.
+func (s *Service) execute(ctx context.Context, r *run, rec *Record, input json.RawMessage, reqID string) {
+	task := rec.Task
+	defer s.finish(task.ID, r)
+	sctx := context.WithoutCancel(ctx) // records the outcome even after a cancel
+	if !s.transition(sctx, task.ID, StateWorking, nil, nil) {
+		return
+	}
+	progress := func(p hostfn.Progress) {
+		parts := []*a2av1.Part{a2av1.NewTextPart(p.Message)}
+		data := map[string]any{"percent": p.Percent}
+		if len(p.Data) > 0 {
+			data["data"] = p.Data
+		}
+		parts = append(parts, a2av1.NewDataPart(data))
+		ev := a2av1.NewStatusUpdateEvent(task, a2av1.TaskStateWorking, a2av1.NewMessageForTask(a2av1.MessageRoleAgent, task, parts...))
+		s.broker.publish(task.ID, event{ev: ev, progress: true})
+	}
+	out, err := s.cfg.Executor.Execute(ctx, plugin.Call{
+		SkillID: rec.SkillID, Input: input, RequestID: reqID,
+		Decorate: func(ctx context.Context) context.Context {
+			c := *hostfn.CallFrom(ctx)
+			c.Progress = progress
+			if c.Plugin == "" {
+				c.Plugin, c.Skill, c.RequestID = rec.Plugin, rec.SkillID, reqID
+			}
+			return hostfn.WithCall(ctx, &c)
+		},
+	})
+	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		err = cause // canceled by CancelTask or shutdown: report why
+	}
+	if err != nil {
+		st := StateForError(err)
+		s.transition(sctx, task.ID, st, func(rc *Record) { rc.Task.Status.Message = errorMessage(rc.Task, err) }, nil)
+		return
+	}
+	art := &a2av1.Artifact{ID: a2av1.NewArtifactID(), Name: "output", Description: "output of skill " + rec.SkillID,
+		Parts:    a2av1.ContentParts{outputPart(out.Output)},
+		Metadata: map[string]any{"duration_ms": out.Duration.Milliseconds(), "plugin": out.Plugin}}
+	s.transition(sctx, task.ID, StateCompleted, func(rc *Record) { rc.Task.Artifacts = append(rc.Task.Artifacts, art) },
+		&a2av1.TaskArtifactUpdateEvent{TaskID: task.ID, ContextID: task.ContextID, Artifact: art, LastChunk: true})
+}
+
+// transition stores the move to next and publishes it (preceded by pre, if
+// any). It reports false when the task was not moved (it became terminal
+// meanwhile, e.g. canceled, or the store refused). A record too large to
+// store fails the task with an output_limit reason instead.
+func (s *Service) transition(ctx context.Context, id a2av1.TaskID, next TaskState, mutate func(*Record), pre a2av1.Event) bool {
+	rec, err := s.cfg.Tasks.Update(ctx, id, next, func(r *Record) error {
+		if mutate != nil {
+			mutate(r)
+		}
+		return nil
+	})
+	if err != nil && errors.Is(err, fault.New(fault.ResourceExhausted, fault.ReasonOutputLimit, "")) && next != StateFailed {
+		return s.transition(ctx, id, StateFailed, func(r *Record) { r.Task.Status.Message = errorMessage(r.Task, err) }, nil)
+	}
+	if err != nil {
+		if !errors.Is(err, fault.ErrInvalidState) {
+			s.log.Error("a2a: task update failed", "task_id", id, "state", next, "err", err)
+		}
+		return false
+	}
+	if pre != nil {
+		s.broker.publish(id, event{ev: pre})
+	}
+	final := next.IsTerminal() || next.IsInterrupted()
+	s.broker.publish(id, event{ev: &a2av1.TaskStatusUpdateEvent{TaskID: id, ContextID: rec.Task.ContextID, Status: rec.Task.Status}, final: final})
+	return true
+}
+
+func requestID(ctx context.Context) string {
+	return truncate(jsonrpcRequestID(ctx), 128)
+}

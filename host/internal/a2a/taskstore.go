@@ -1,0 +1,331 @@
+package a2a
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/store"
+)
+
+// Task store defaults and caps.
+const (
+	TasksBucket             = "skillhost_a2a_tasks"
+	DefaultTaskRetention    = 7 * 24 * time.Hour
+	DefaultTaskMaxBytes     = 4 << 20 // one stored task (with its artifacts)
+	DefaultTasksBucketBytes = 1 << 30
+	DefaultPageSize         = 50
+	MaxPageSize             = 100
+	MaxTaskIDLen            = 128
+	maxListScan             = 100_000 // tasks examined by one ListTasks
+	maxUpdateRetries        = 32
+)
+
+var validTaskID = regexp.MustCompile(`^[A-Za-z0-9_=-]+$`)
+
+// TaskStoreConfig configures OpenTaskStore; zero fields take the defaults.
+type TaskStoreConfig struct {
+	Bucket      string        // default TasksBucket
+	Retention   time.Duration // tasks expire this long after their last update; default 7 days
+	MaxTaskSize int32         // bytes of one stored task; default 4 MiB
+	MaxBytes    int64         // whole bucket; default 1 GiB
+}
+
+// Record is what the store keeps per task: the A2A task plus bookkeeping.
+type Record struct {
+	Task    *a2av1.Task `json:"task"`
+	SkillID string      `json:"skillId,omitempty"`
+	Plugin  string      `json:"plugin,omitempty"`
+	Tenant  string      `json:"tenant,omitempty"`
+	Updated time.Time   `json:"updated"`
+}
+
+// State is the record's task state.
+func (r *Record) State() TaskState { return StateOf(r.Task.Status.State) }
+
+// TaskStore persists tasks in a JetStream KV bucket. Every change is a
+// revision-checked update, so concurrent writers (the execution and a
+// CancelTask, possibly on another host) never lose a transition and a
+// terminal task never changes.
+type TaskStore struct {
+	kv  jetstream.KeyValue
+	max int32
+}
+
+// OpenTaskStore creates or binds the tasks bucket on st.
+func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*TaskStore, error) {
+	if cfg.Bucket == "" {
+		cfg.Bucket = TasksBucket
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = DefaultTaskRetention
+	}
+	if cfg.MaxTaskSize <= 0 {
+		cfg.MaxTaskSize = DefaultTaskMaxBytes
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = DefaultTasksBucketBytes
+	}
+	kv, err := st.KeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: cfg.Bucket, Description: "skillhost A2A tasks", History: 1, TTL: cfg.Retention,
+		MaxValueSize: cfg.MaxTaskSize, MaxBytes: cfg.MaxBytes, Storage: jetstream.FileStorage,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("a2a: open task store: %w", err)
+	}
+	return &TaskStore{kv: kv, max: cfg.MaxTaskSize}, nil
+}
+
+func checkTaskID(id a2av1.TaskID) error {
+	if id == "" || len(id) > MaxTaskIDLen || !validTaskID.MatchString(string(id)) {
+		return fault.New(fault.TaskNotFound, "task_not_found", fmt.Sprintf("task %q not found", truncate(string(id), 64)))
+	}
+	return nil
+}
+
+func notFound(id a2av1.TaskID) error {
+	return fault.New(fault.TaskNotFound, "task_not_found", fmt.Sprintf("task %q not found", truncate(string(id), 64))).
+		With("task_id", truncate(string(id), MaxTaskIDLen))
+}
+
+func (s *TaskStore) encode(rec *Record) ([]byte, error) {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: encode task: %w", err)
+	}
+	if int64(len(b)) > int64(s.max) {
+		return nil, fault.Newf(fault.ResourceExhausted, fault.ReasonOutputLimit, "task record is %d bytes, over the %d-byte task cap", len(b), s.max)
+	}
+	return b, nil
+}
+
+// Create stores a new task; its id must be unused.
+func (s *TaskStore) Create(ctx context.Context, rec *Record) error {
+	if err := checkTaskID(rec.Task.ID); err != nil {
+		return err
+	}
+	rec.Updated = time.Now().UTC()
+	b, err := s.encode(rec)
+	if err != nil {
+		return err
+	}
+	if _, err := s.kv.Create(ctx, string(rec.Task.ID), b); err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return fault.Newf(fault.InvalidState, "task_exists", "task %q already exists", rec.Task.ID)
+		}
+		return fmt.Errorf("a2a: create task: %w", err)
+	}
+	return nil
+}
+
+// Get returns the task's record; TaskNotFound (-32001) when absent.
+func (s *TaskStore) Get(ctx context.Context, id a2av1.TaskID) (*Record, error) {
+	rec, _, err := s.get(ctx, id)
+	return rec, err
+}
+
+func (s *TaskStore) get(ctx context.Context, id a2av1.TaskID) (*Record, uint64, error) {
+	if err := checkTaskID(id); err != nil {
+		return nil, 0, err
+	}
+	e, err := s.kv.Get(ctx, string(id))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, 0, notFound(id)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("a2a: get task: %w", err)
+	}
+	var rec Record
+	if err := json.Unmarshal(e.Value(), &rec); err != nil || rec.Task == nil {
+		return nil, 0, fmt.Errorf("a2a: decode task %s: %w", id, err)
+	}
+	return &rec, e.Revision(), nil
+}
+
+// Update applies fn to the current record and stores the result only if
+// nobody changed it meanwhile (re-reading and re-applying on a conflict).
+// fn returns an error to abort (e.g. a refused transition). A terminal task
+// is never changed: fn is not called and the transition error is returned.
+func (s *TaskStore) Update(ctx context.Context, id a2av1.TaskID, next TaskState, fn func(*Record) error) (*Record, error) {
+	for range maxUpdateRetries {
+		rec, rev, err := s.get(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := rec.State().CanTransition(next); err != nil {
+			return rec, err
+		}
+		if err := fn(rec); err != nil {
+			return rec, err
+		}
+		now := time.Now().UTC()
+		rec.Updated = now
+		rec.Task.Status.State = next.Wire()
+		rec.Task.Status.Timestamp = &now
+		b, err := s.encode(rec)
+		if err != nil {
+			return rec, err
+		}
+		_, err = s.kv.Update(ctx, string(id), b, rev)
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("a2a: update task: %w", err)
+		}
+		return rec, nil
+	}
+	return nil, fault.Newf(fault.InvalidState, "task_contended", "task %s changed %d times during one update", id, maxUpdateRetries)
+}
+
+// ListQuery filters and pages ListTasks.
+type ListQuery struct {
+	ContextID        string
+	Status           TaskState // "" or StateUnspecified: any
+	Tenant           string    // "" = any
+	After            *time.Time
+	PageSize         int // 0 = DefaultPageSize; capped at MaxPageSize
+	PageToken        string
+	IncludeArtifacts bool
+	HistoryLength    *int
+}
+
+// List returns the matching tasks, newest update first, a page at a time.
+// NextPageToken is "" on the last page; TotalSize counts every match.
+func (s *TaskStore) List(ctx context.Context, q ListQuery) (*a2av1.ListTasksResponse, error) {
+	if q.PageSize < 0 || q.PageSize > MaxPageSize {
+		return nil, fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "pageSize must be between 1 and %d", MaxPageSize)
+	}
+	if q.PageSize == 0 {
+		q.PageSize = DefaultPageSize
+	}
+	var cur *cursor
+	if q.PageToken != "" {
+		c, err := parseCursor(q.PageToken)
+		if err != nil {
+			return nil, err
+		}
+		cur = &c
+	}
+	all, err := s.scan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var match []*Record
+	for _, r := range all {
+		if (q.ContextID == "" || r.Task.ContextID == q.ContextID) &&
+			(q.Status == "" || q.Status == StateUnspecified || r.State() == q.Status) &&
+			(q.Tenant == "" || r.Tenant == q.Tenant) &&
+			(q.After == nil || r.Updated.After(*q.After)) {
+			match = append(match, r)
+		}
+	}
+	sort.Slice(match, func(i, j int) bool { return newer(match[i], match[j]) })
+	start := 0
+	if cur != nil {
+		start = sort.Search(len(match), func(i int) bool { return !newerThanCursor(match[i], *cur) })
+	}
+	end := min(start+q.PageSize, len(match))
+	resp := &a2av1.ListTasksResponse{Tasks: []*a2av1.Task{}, TotalSize: len(match), PageSize: q.PageSize}
+	for _, r := range match[start:end] {
+		resp.Tasks = append(resp.Tasks, trimTask(r.Task, q.IncludeArtifacts, q.HistoryLength))
+	}
+	if end < len(match) {
+		last := match[end-1]
+		resp.NextPageToken = cursor{at: last.Updated.UnixNano(), id: string(last.Task.ID)}.String()
+	}
+	return resp, nil
+}
+
+func (s *TaskStore) scan(ctx context.Context) ([]*Record, error) {
+	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("a2a: list tasks: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	var out []*Record
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fault.From(ctx.Err())
+		case e, ok := <-w.Updates():
+			if !ok || e == nil {
+				return out, nil
+			}
+			var rec Record
+			if json.Unmarshal(e.Value(), &rec) == nil && rec.Task != nil && len(out) < maxListScan {
+				out = append(out, &rec)
+			}
+		}
+	}
+}
+
+func newer(a, b *Record) bool {
+	if !a.Updated.Equal(b.Updated) {
+		return a.Updated.After(b.Updated)
+	}
+	return a.Task.ID > b.Task.ID
+}
+
+type cursor struct {
+	at int64
+	id string
+}
+
+func (c cursor) String() string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.at, 10) + "|" + c.id))
+}
+
+func parseCursor(tok string) (cursor, error) {
+	bad := fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "invalid pageToken")
+	if len(tok) > 512 {
+		return cursor{}, bad
+	}
+	b, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		return cursor{}, bad
+	}
+	at, id, ok := strings.Cut(string(b), "|")
+	n, err := strconv.ParseInt(at, 10, 64)
+	if !ok || err != nil {
+		return cursor{}, bad
+	}
+	return cursor{at: n, id: id}, nil
+}
+
+// newerThanCursor reports whether r sorts before (is newer than) the cursor's
+// task, i.e. it was on an earlier page.
+func newerThanCursor(r *Record, c cursor) bool {
+	at := r.Updated.UnixNano()
+	if at != c.at {
+		return at > c.at
+	}
+	return string(r.Task.ID) >= c.id
+}
+
+// trimTask returns a copy of t without artifacts (unless asked) and with at
+// most historyLength history messages (the newest).
+func trimTask(t *a2av1.Task, artifacts bool, historyLength *int) *a2av1.Task {
+	c := *t
+	if !artifacts {
+		c.Artifacts = nil
+	}
+	if historyLength != nil {
+		n := max(*historyLength, 0)
+		if len(c.History) > n {
+			c.History = c.History[len(c.History)-n:]
+		}
+	}
+	return &c
+}

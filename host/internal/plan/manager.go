@@ -1,0 +1,281 @@
+package plan
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/store"
+)
+
+// maxMetadataBytes caps a plan's metadata object.
+const maxMetadataBytes = 64 << 10
+
+// Skills runs skills (*plugin.Registry).
+type Skills interface {
+	Execute(ctx context.Context, call plugin.Call) (*plugin.Outcome, error)
+}
+
+// Sessions checks sessions (*store.Store).
+type Sessions interface {
+	ActiveSession(ctx context.Context, id string) (store.Session, error)
+}
+
+// Deps are the collaborators of a Manager.
+type Deps struct {
+	Store    *store.Store // required: the plans bucket and the step stream live here
+	Skills   Skills       // required
+	Sessions Sessions     // required
+	Logger   *slog.Logger // Optional. Default: slog.Default().
+}
+
+// Manager creates, executes and reports plans. Its methods are safe for
+// concurrent use; Run executes the steps. Every host of a cluster runs one
+// Manager on the same bucket and stream: any of them may run any step.
+type Manager struct {
+	cfg      Config
+	log      *slog.Logger
+	recs     *records
+	js       jetstream.JetStream
+	cons     jetstream.Consumer
+	skills   Skills
+	sessions Sessions
+
+	running atomic.Bool
+	mu      sync.Mutex
+	steps   map[string]context.CancelFunc // execution id -> cancel of its running step here
+}
+
+// Open binds (creating when missing) the plans bucket, the step work-queue
+// stream and its durable consumer. Call Run to execute steps.
+func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if d.Store == nil || d.Skills == nil || d.Sessions == nil {
+		return nil, errors.New("plan: Deps.Store, Skills and Sessions are required")
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	kv, err := d.Store.KeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: Bucket, Description: "skillhost plans and their checkpoints", History: 1,
+		TTL: cfg.Retention, MaxValueSize: int32(cfg.MaxRecordBytes), MaxBytes: cfg.MaxBucketBytes,
+		Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plan: open bucket: %w", err)
+	}
+	js := d.Store.JetStream()
+	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        Stream,
+		Description: "skillhost plan steps waiting to run (work queue)",
+		Subjects:    []string{subjectAll},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+		Duplicates:  DefaultDuplicates,
+		MaxMsgSize:  4 << 10,
+		MaxBytes:    64 << 20,
+		Discard:     jetstream.DiscardNew,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plan: open stream %s: %w", Stream, err)
+	}
+	cons, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       ConsumerName,
+		Description:   "skillhost plan step runner (shared by every host)",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       cfg.AckWait,
+		MaxDeliver:    cfg.MaxDeliver,
+		FilterSubject: subjectAll,
+		MaxAckPending: 10_000,
+		Replicas:      cfg.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("plan: open consumer %s: %w", ConsumerName, err)
+	}
+	return &Manager{
+		cfg: cfg, log: d.Logger, recs: &records{kv: kv, max: cfg.MaxRecordBytes}, js: js, cons: cons,
+		skills: d.Skills, sessions: d.Sessions, steps: map[string]context.CancelFunc{},
+	}, nil
+}
+
+// CreateRequest is the input of Create.
+type CreateRequest struct {
+	SessionID  string
+	PlanID     string          // "" generates "plan_<hex>"
+	Definition json.RawMessage // see Definition
+	Metadata   json.RawMessage // optional object kept with the plan
+}
+
+// Create validates and stores a new plan in status created.
+func (m *Manager) Create(ctx context.Context, in CreateRequest) (*Record, error) {
+	if err := m.requireSession(ctx, in.SessionID); err != nil {
+		return nil, err
+	}
+	if in.PlanID == "" {
+		in.PlanID = newID(generatedPlanIDPrefix)
+	} else if !printable(in.PlanID, MaxPlanIDBytes) {
+		return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams,
+			fmt.Sprintf("plan_id must be at most %d bytes of printable UTF-8", MaxPlanIDBytes)).With("field", "plan_id")
+	}
+	def, err := parseDefinition(in.Definition, m.cfg)
+	if err != nil {
+		return nil, err
+	}
+	meta := bytes.TrimSpace(in.Metadata)
+	if string(meta) == "null" {
+		meta = nil
+	}
+	if len(meta) > 0 && meta[0] != '{' {
+		return nil, badField("metadata", "must be an object")
+	}
+	if len(meta) > maxMetadataBytes {
+		return nil, badField("metadata", fmt.Sprintf("is %d bytes, over the %d-byte limit", len(meta), maxMetadataBytes))
+	}
+	now := time.Now().UTC()
+	rec := &Record{
+		PlanID: in.PlanID, SessionID: in.SessionID, Definition: *def, Metadata: meta,
+		Status: StatusCreated, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := m.recs.create(ctx, rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// ExecuteOptions are the execution_options of plan/execute.
+type ExecuteOptions struct {
+	// Parallel must be false: steps run one after the other, in order.
+	Parallel bool
+	// Timeout ends the whole execution (0 = none); a running step is
+	// stopped and the plan fails with reason timeout.
+	Timeout time.Duration
+}
+
+// Execute starts a new execution of a created, failed or cancelled plan
+// from its first step and returns at once; Run executes the steps. A plan
+// that is executing or completed is InvalidState.
+func (m *Manager) Execute(ctx context.Context, sessionID, planID string, opts ExecuteOptions) (*Record, error) {
+	if err := m.requireSession(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	if opts.Parallel {
+		return nil, fault.New(fault.InvalidParams, ReasonParallelUnsupported,
+			"execution_options.parallel: true is not supported; steps run one after the other, in order").
+			With("field", "execution_options.parallel")
+	}
+	if opts.Timeout < 0 || opts.Timeout > m.cfg.MaxPlanTimeout {
+		return nil, badField("execution_options.timeout", fmt.Sprintf("must be a positive number of milliseconds, at most %d", m.cfg.MaxPlanTimeout.Milliseconds()))
+	}
+	rec, _, err := m.recs.get(ctx, sessionID, planID)
+	if err != nil {
+		return nil, err
+	}
+	if err := executable(rec); err != nil {
+		return nil, err
+	}
+	// The first job is published before the record names the execution, so
+	// no crash can leave an executing plan without a job; a job whose
+	// execution never made it into the record is dropped by the runner.
+	execID := newID(executionIDPrefix)
+	if err := m.publish(ctx, job{SessionID: sessionID, PlanID: planID, ExecutionID: execID}); err != nil {
+		return nil, err
+	}
+	return m.recs.update(ctx, sessionID, planID, func(r *Record) error {
+		if err := executable(r); err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		r.Status, r.ExecutionID, r.StartedAt, r.FinishedAt, r.Error = StatusExecuting, execID, &now, nil, nil
+		r.Deadline = nil
+		if opts.Timeout > 0 {
+			dl := now.Add(opts.Timeout)
+			r.Deadline = &dl
+		}
+		r.Checkpoint = Checkpoint{Outputs: []json.RawMessage{}, Attempts: make([]int, len(r.Definition.Steps))}
+		return nil
+	})
+}
+
+func executable(r *Record) error {
+	switch r.Status {
+	case StatusExecuting:
+		return fault.Newf(fault.InvalidState, ReasonPlanExecuting, "plan %q is already executing (execution %s)", clip(r.PlanID, 64), r.ExecutionID).
+			With("plan_id", r.PlanID)
+	case StatusCompleted:
+		return fault.Newf(fault.InvalidState, ReasonPlanCompleted, "plan %q has completed; create a new plan to run it again", clip(r.PlanID, 64)).
+			With("plan_id", r.PlanID)
+	}
+	return nil
+}
+
+// Status returns the plan of the session.
+func (m *Manager) Status(ctx context.Context, sessionID, planID string) (*Record, error) {
+	if err := m.requireSession(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	rec, _, err := m.recs.get(ctx, sessionID, planID)
+	return rec, err
+}
+
+// Cancel stops an executing plan: its status becomes cancelled at once and
+// the running step's sandbox call is interrupted (on another host within
+// AckWait/3).
+func (m *Manager) Cancel(ctx context.Context, sessionID, planID string) (*Record, error) {
+	if err := m.requireSession(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	rec, err := m.recs.update(ctx, sessionID, planID, func(r *Record) error {
+		if r.Status != StatusExecuting {
+			return fault.Newf(fault.InvalidState, ReasonPlanNotExecuting, "plan %q is %s, not executing", clip(r.PlanID, 64), r.Status).
+				With("plan_id", r.PlanID).With("status", r.Status)
+		}
+		now := time.Now().UTC()
+		r.Status, r.FinishedAt = StatusCancelled, &now
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.interrupt(rec.ExecutionID)
+	return rec, nil
+}
+
+func (m *Manager) requireSession(ctx context.Context, id string) error {
+	if id == "" {
+		return fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "session_id is required; create one with _cleveragents/session/create")
+	}
+	_, err := m.sessions.ActiveSession(ctx, id)
+	return err
+}
+
+// interrupt cancels the execution's step if it runs on this host.
+func (m *Manager) interrupt(execID string) {
+	m.mu.Lock()
+	cancel := m.steps[execID]
+	m.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+func newID(prefix string) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return prefix + hex.EncodeToString(b[:])
+}

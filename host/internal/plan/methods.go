@@ -1,0 +1,214 @@
+package plan
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+)
+
+// Method names served by Register.
+const (
+	MethodCreate  = "_cleveragents/plan/create"
+	MethodExecute = "_cleveragents/plan/execute"
+	MethodStatus  = "_cleveragents/plan/status"
+	MethodCancel  = "_cleveragents/plan/cancel" // beyond spec 001
+)
+
+// Register adds the plan methods to eng, each wrapped by mw when it is not
+// nil (e.g. the metrics middleware).
+func (m *Manager) Register(eng *jsonrpc.Engine, mw func(method string, h jsonrpc.Handler) jsonrpc.Handler) {
+	for method, h := range map[string]jsonrpc.Handler{
+		MethodCreate:  m.rpcCreate,
+		MethodExecute: m.rpcExecute,
+		MethodStatus:  m.rpcStatus,
+		MethodCancel:  m.rpcCancel,
+	} {
+		if mw != nil {
+			h = mw(method, h)
+		}
+		eng.Register(method, h)
+	}
+}
+
+type createParams struct {
+	SessionID      string          `json:"session_id"`
+	PlanID         string          `json:"plan_id"`
+	PlanDefinition json.RawMessage `json:"plan_definition"`
+	Metadata       json.RawMessage `json:"metadata"`
+}
+
+type createResult struct {
+	PlanID    string `json:"plan_id"`
+	SessionID string `json:"session_id"`
+	Status    string `json:"status"`
+	CreatedAt string `json:"created_at"`
+	Name      string `json:"name"`
+	Steps     int    `json:"total_steps"`
+}
+
+func (m *Manager) rpcCreate(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p createParams
+	if err := req.Bind(&p); err != nil {
+		return nil, err
+	}
+	rec, err := m.Create(ctx, CreateRequest{SessionID: p.SessionID, PlanID: p.PlanID, Definition: p.PlanDefinition, Metadata: p.Metadata})
+	if err != nil {
+		return nil, err
+	}
+	return createResult{
+		PlanID: rec.PlanID, SessionID: rec.SessionID, Status: rec.Status, CreatedAt: jsonrpc.Timestamp(rec.CreatedAt),
+		Name: rec.Definition.Name, Steps: len(rec.Definition.Steps),
+	}, nil
+}
+
+type executeParams struct {
+	SessionID        string `json:"session_id"`
+	PlanID           string `json:"plan_id"`
+	ExecutionOptions *struct {
+		Parallel *bool    `json:"parallel"`
+		Timeout  *float64 `json:"timeout"` // milliseconds, whole plan
+	} `json:"execution_options"`
+}
+
+type executeResult struct {
+	PlanID      string `json:"plan_id"`
+	ExecutionID string `json:"execution_id"`
+	Status      string `json:"status"`
+	StartedAt   string `json:"started_at"`
+}
+
+func (m *Manager) rpcExecute(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p executeParams
+	if err := req.Bind(&p); err != nil {
+		return nil, err
+	}
+	if err := requirePlanID(p.PlanID); err != nil {
+		return nil, err
+	}
+	var opts ExecuteOptions
+	if o := p.ExecutionOptions; o != nil {
+		opts.Parallel = o.Parallel != nil && *o.Parallel
+		if o.Timeout != nil {
+			if *o.Timeout <= 0 || *o.Timeout > float64(m.cfg.MaxPlanTimeout.Milliseconds()) {
+				return nil, badField("execution_options.timeout", "must be a positive number of milliseconds, at most "+
+					m.cfg.MaxPlanTimeout.String())
+			}
+			opts.Timeout = time.Duration(*o.Timeout * float64(time.Millisecond))
+		}
+	}
+	rec, err := m.Execute(ctx, p.SessionID, p.PlanID, opts)
+	if err != nil {
+		return nil, err
+	}
+	return executeResult{PlanID: rec.PlanID, ExecutionID: rec.ExecutionID, Status: rec.Status, StartedAt: jsonrpc.Timestamp(*rec.StartedAt)}, nil
+}
+
+type planParams struct {
+	SessionID string `json:"session_id"`
+	PlanID    string `json:"plan_id"`
+}
+
+// StatusResult is the result of plan/status (and plan/cancel): spec 001's
+// fields plus execution_id, step_results, attempts and timestamps.
+type StatusResult struct {
+	PlanID      string                     `json:"plan_id"`
+	ExecutionID *string                    `json:"execution_id"`
+	Name        string                     `json:"name"`
+	Status      string                     `json:"status"`
+	Progress    Progress                   `json:"progress"`
+	Result      json.RawMessage            `json:"result"` // the last step's output once completed, else null
+	StepResults map[string]json.RawMessage `json:"step_results"`
+	Attempts    map[string]int             `json:"attempts"`
+	Error       *StepError                 `json:"error"`
+	CreatedAt   string                     `json:"created_at"`
+	StartedAt   *string                    `json:"started_at"`
+	FinishedAt  *string                    `json:"finished_at"`
+}
+
+// Progress is the progress object of plan/status.
+type Progress struct {
+	TotalSteps     int     `json:"total_steps"`
+	CompletedSteps int     `json:"completed_steps"`
+	CurrentStep    *string `json:"current_step"` // the step running or next to run; null unless executing
+}
+
+// StatusOf renders a record as plan/status reports it.
+func StatusOf(rec *Record) StatusResult {
+	steps := rec.Definition.Steps
+	done := rec.Checkpoint.Completed()
+	out := StatusResult{
+		PlanID: rec.PlanID, Name: rec.Definition.Name, Status: rec.Status, Error: rec.Error,
+		Progress:    Progress{TotalSteps: len(steps), CompletedSteps: done},
+		Result:      json.RawMessage("null"),
+		StepResults: make(map[string]json.RawMessage, done),
+		Attempts:    map[string]int{},
+		CreatedAt:   jsonrpc.Timestamp(rec.CreatedAt),
+		StartedAt:   optTimestamp(rec.StartedAt), FinishedAt: optTimestamp(rec.FinishedAt),
+	}
+	if rec.ExecutionID != "" {
+		out.ExecutionID = &rec.ExecutionID
+	}
+	for i, o := range rec.Checkpoint.Outputs {
+		out.StepResults[steps[i].ID] = o
+	}
+	for i, n := range rec.Checkpoint.Attempts {
+		if n > 0 {
+			out.Attempts[steps[i].ID] = n
+		}
+	}
+	if rec.Status == StatusCompleted && done > 0 {
+		out.Result = rec.Checkpoint.Outputs[done-1]
+	}
+	if rec.Status == StatusExecuting && done < len(steps) {
+		out.Progress.CurrentStep = &steps[done].ID
+	}
+	return out
+}
+
+func (m *Manager) rpcStatus(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p planParams
+	if err := req.Bind(&p); err != nil {
+		return nil, err
+	}
+	if err := requirePlanID(p.PlanID); err != nil {
+		return nil, err
+	}
+	rec, err := m.Status(ctx, p.SessionID, p.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	return StatusOf(rec), nil
+}
+
+func (m *Manager) rpcCancel(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p planParams
+	if err := req.Bind(&p); err != nil {
+		return nil, err
+	}
+	if err := requirePlanID(p.PlanID); err != nil {
+		return nil, err
+	}
+	rec, err := m.Cancel(ctx, p.SessionID, p.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	return StatusOf(rec), nil
+}
+
+func requirePlanID(id string) error {
+	if id == "" {
+		return fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "plan_id is required").With("field", "plan_id")
+	}
+	return nil
+}
+
+func optTimestamp(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := jsonrpc.Timestamp(*t)
+	return &s
+}

@@ -1,0 +1,157 @@
+package plugin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/skillhost/skillhost/host/internal/sandbox"
+)
+
+// load compiles one plugin folder into an entry. It does not touch the
+// registry's state.
+func (r *Registry) load(ctx context.Context, dir, fp string) (*entry, error) {
+	m, err := LoadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	eff, err := r.policy.Check(m)
+	if err != nil {
+		return nil, err
+	}
+	wasm, err := ReadInDir(dir, m.Wasm, int64(r.policy.MaxModuleBytes))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &FieldError{File: m.File, Field: "wasm", Msg: fmt.Sprintf("%s not found (run make plugins to build it)", filepath.Join(dir, m.Wasm))}
+		}
+		return nil, &FieldError{File: m.File, Field: "wasm", Msg: err.Error()}
+	}
+	sum := sha256.Sum256(wasm)
+	digest := hex.EncodeToString(sum[:])
+	if m.SHA256 != "" && m.SHA256 != digest {
+		return nil, &FieldError{File: m.File, Field: "sha256", Msg: fmt.Sprintf("%s has SHA-256 %s, the manifest pins %s", m.Wasm, digest, m.SHA256)}
+	}
+	info, err := sandbox.Inspect(ctx, wasm)
+	if err != nil {
+		return nil, &FieldError{File: m.File, Field: "wasm", Msg: fmt.Sprintf("%s: %v", m.Wasm, err)}
+	}
+	if err := checkExports(m, info); err != nil {
+		return nil, err
+	}
+	mounts, closers, err := r.mounts(m)
+	if err != nil {
+		return nil, &FieldError{File: m.File, Field: "permissions.allowed_paths", Msg: err.Error()}
+	}
+	spec := sandbox.ModuleSpec{
+		Name:   m.Name,
+		Wasm:   wasm,
+		Limits: r.sandboxLimits(eff),
+		Config: m.Permissions.Config,
+		Mounts: mounts,
+	}
+	if r.opts.HostFunctions != nil {
+		spec.HostFunctions = r.opts.HostFunctions(m)
+	}
+	mod, err := r.rt.Load(ctx, spec)
+	if err != nil {
+		closeAll(closers)
+		return nil, &FieldError{File: m.File, Field: "wasm", Msg: fmt.Sprintf("%s: %v", m.Wasm, err)}
+	}
+	e := &entry{module: mod, fp: fp, closers: closers, plugin: &Plugin{
+		Manifest: m, Dir: dir, Limits: spec.Limits, WasmSHA256: digest,
+		LoadedAt: time.Now(), Info: mod.Info(),
+	}}
+	return e, nil
+}
+
+// sandboxLimits turns effective plugin limits into sandbox limits.
+func (r *Registry) sandboxLimits(l Limits) sandbox.Limits {
+	return sandbox.Limits{
+		Timeout:       l.Timeout,
+		MemoryBytes:   uint64(l.Memory),
+		OutputBytes:   int64(l.Output),
+		Concurrency:   l.Concurrency,
+		WarmInstances: min(r.policy.WarmInstances, l.Concurrency),
+		QueueWait:     r.policy.QueueWait,
+	}
+}
+
+// mounts builds the plugin's read-only mounts.
+func (r *Registry) mounts(m *Manifest) ([]sandbox.Mount, []io.Closer, error) {
+	if len(m.Permissions.AllowedPaths) == 0 {
+		return nil, nil, nil
+	}
+	if r.opts.Mounts != nil {
+		ms, err := r.opts.Mounts(m)
+		return ms, nil, err
+	}
+	var (
+		out     []sandbox.Mount
+		closers []io.Closer
+	)
+	for _, g := range m.Permissions.AllowedPaths {
+		if g.Writable {
+			closeAll(closers)
+			return nil, nil, fmt.Errorf("%s: read-write mounts are not supported by this host", g.GuestPath)
+		}
+		root, err := os.OpenRoot(g.HostPath)
+		if err != nil {
+			closeAll(closers)
+			return nil, nil, err
+		}
+		closers = append(closers, root)
+		out = append(out, sandbox.Mount{GuestPath: g.GuestPath, FS: root.FS()})
+	}
+	return out, closers, nil
+}
+
+func closeAll(cs []io.Closer) {
+	for _, c := range cs {
+		_ = c.Close()
+	}
+}
+
+// checkExports refuses a skill whose function the module does not export.
+func checkExports(m *Manifest, info sandbox.ModuleInfo) error {
+	var errs []error
+	for i, s := range m.Skills {
+		if !info.HasExport(s.Function) {
+			errs = append(errs, &FieldError{File: m.File, Field: fmt.Sprintf("skills[%d].function", i),
+				Msg: fmt.Sprintf("%q is not exported by %s", s.Function, m.Wasm)})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// fingerprint identifies the content of a plugin folder cheaply: the
+// manifest bytes and the size, time and mode of the module it names.
+// Unchanged folders are not recompiled on a rescan.
+func fingerprint(dir string) string {
+	data, err := ReadInDir(dir, ManifestFile, MaxManifestBytes)
+	if err != nil {
+		return "unreadable:" + err.Error()
+	}
+	h := sha256.New()
+	h.Write(data)
+	var peek struct {
+		Wasm string `yaml:"wasm"`
+	}
+	if yaml.Unmarshal(data, &peek) == nil && peek.Wasm != "" && filepath.IsLocal(peek.Wasm) {
+		if st, err := os.Stat(filepath.Join(dir, peek.Wasm)); err == nil {
+			fmt.Fprintf(h, "|%d|%d|%v", st.Size(), st.ModTime().UnixNano(), st.Mode())
+		} else {
+			h.Write([]byte("|missing"))
+		}
+	}
+	return strconv.Quote(hex.EncodeToString(h.Sum(nil)))
+}

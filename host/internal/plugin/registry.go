@@ -1,0 +1,232 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	extism "github.com/extism/go-sdk"
+
+	"github.com/skillhost/skillhost/host/internal/sandbox"
+)
+
+// RegistryOptions configure a Registry.
+type RegistryOptions struct {
+	// Policy caps what plugins may request. Optional. Default: DefaultPolicy().
+	Policy Policy
+	// HostFunctions returns the host functions given to a plugin (the hostfn
+	// package builds them from its permissions). Optional. Default: none.
+	HostFunctions func(m *Manifest) []extism.HostFunction
+	// Mounts builds the read-only mounts of a plugin's allowed_paths (the
+	// hostfn package provides symlink-safe ones). Optional. Default: each
+	// host path opened as an os.Root, which refuses symlinks leading out of
+	// it; ":rw" grants are refused because sandbox mounts are read-only.
+	Mounts func(m *Manifest) ([]sandbox.Mount, error)
+	// Logger receives load problems (error), reloads (info) and skipped
+	// folders (debug). Optional. Default: slog.Default().
+	Logger *slog.Logger
+	// Debounce is how long Watch waits after the last file event before it
+	// rescans. Optional. Default: 250ms.
+	Debounce time.Duration
+}
+
+// Problem is a plugin folder that could not be (re)loaded, for operators.
+type Problem struct {
+	Path    string    `json:"path"`    // the plugin folder
+	Message string    `json:"message"` // names the file and field where it applies
+	Time    time.Time `json:"time"`    // when it was detected
+}
+
+// Plugin is a loaded plugin revision. It is immutable.
+type Plugin struct {
+	Manifest   *Manifest
+	Dir        string
+	Limits     sandbox.Limits // effective limits: the requests, defaults filled, capped by the policy
+	WasmSHA256 string         // lowercase hex SHA-256 of the module bytes
+	LoadedAt   time.Time
+	Info       sandbox.ModuleInfo
+}
+
+// Skill returns the plugin's skill with the given id.
+func (p *Plugin) Skill(id string) (*Skill, bool) {
+	for _, s := range p.Manifest.Skills {
+		if s.ID == id {
+			return s, true
+		}
+	}
+	return nil, false
+}
+
+// Registry holds the loaded plugins and routes skill calls to them. It is
+// safe for concurrent use. Loading, reloading and closing are serialized;
+// Execute never waits for a load.
+type Registry struct {
+	rt       *sandbox.Runtime
+	opts     RegistryOptions
+	policy   Policy
+	log      *slog.Logger
+	debounce time.Duration
+
+	syncMu sync.Mutex         // serializes sync, Reload, LoadDir, Close
+	roots  []string           // plugin folders scanned by sync; guarded by syncMu
+	failed map[string]failure // by plugin dir; guarded by syncMu
+
+	mu     sync.RWMutex // guards cur and closed; read-held while a call acquires an entry
+	cur    *state
+	closed bool
+
+	listenMu  sync.Mutex
+	listeners []func(*Snapshot)
+}
+
+// failure remembers a folder that failed so an unchanged folder is not
+// recompiled on every rescan. Collisions are retried: the owner may leave.
+type failure struct {
+	fp      string
+	retry   bool
+	problem Problem
+}
+
+// state is one immutable generation of the registry.
+type state struct {
+	snap    *Snapshot
+	byDir   map[string]*entry
+	byName  map[string]*entry
+	bySkill map[string]*entry
+}
+
+// entry is a loaded plugin revision with its module and reference count.
+type entry struct {
+	plugin  *Plugin
+	module  *sandbox.Module
+	fp      string      // fingerprint of the folder it was loaded from
+	closers []io.Closer // mount roots
+
+	refs    atomic.Int64
+	retired atomic.Bool
+	closed  atomic.Bool // the module has been closed
+	once    sync.Once
+}
+
+// NewRegistry returns an empty registry that compiles plugins with rt.
+// Call Policy.Validate first to report a misconfigured policy.
+func NewRegistry(rt *sandbox.Runtime, opts RegistryOptions) *Registry {
+	r := &Registry{
+		rt: rt, opts: opts, policy: opts.Policy.WithDefaults(),
+		log: opts.Logger, debounce: opts.Debounce,
+		failed: map[string]failure{},
+	}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	if r.debounce <= 0 {
+		r.debounce = 250 * time.Millisecond
+	}
+	r.cur = newState(0, nil, nil)
+	return r
+}
+
+func newState(rev uint64, entries map[string]*entry, problems []Problem) *state {
+	s := &state{byDir: map[string]*entry{}, byName: map[string]*entry{}, bySkill: map[string]*entry{}}
+	snap := &Snapshot{Revision: rev, Problems: problems, byName: map[string]*Plugin{}, bySkill: map[string]skillRef{}}
+	for dir, e := range entries {
+		s.byDir[dir], s.byName[e.plugin.Manifest.Name] = e, e
+		snap.Plugins = append(snap.Plugins, e.plugin)
+		snap.byName[e.plugin.Manifest.Name] = e.plugin
+		for _, sk := range e.plugin.Manifest.Skills {
+			s.bySkill[sk.ID] = e
+			snap.bySkill[sk.ID] = skillRef{e.plugin, sk}
+		}
+	}
+	sort.Slice(snap.Plugins, func(i, j int) bool { return snap.Plugins[i].Manifest.Name < snap.Plugins[j].Manifest.Name })
+	s.snap = snap
+	return s
+}
+
+// Snapshot returns the current immutable view of the loaded plugins.
+func (r *Registry) Snapshot() *Snapshot {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.cur.snap
+}
+
+// Problems lists the plugin folders that currently fail to load.
+func (r *Registry) Problems() []Problem {
+	return append([]Problem(nil), r.Snapshot().Problems...)
+}
+
+// OnChange registers f to be called with each new snapshot after a change.
+// Callbacks run one at a time, in registration order, on the goroutine that
+// made the change; they must not call LoadDir, Reload or Close.
+func (r *Registry) OnChange(f func(*Snapshot)) {
+	r.listenMu.Lock()
+	defer r.listenMu.Unlock()
+	r.listeners = append(r.listeners, f)
+}
+
+func (r *Registry) notify(s *Snapshot) {
+	r.listenMu.Lock()
+	fs := slices.Clone(r.listeners)
+	r.listenMu.Unlock()
+	for _, f := range fs {
+		f(s)
+	}
+}
+
+// Close unloads every plugin: it waits for the calls in flight (the sandbox
+// module's Close does), then frees the modules. Execute fails afterwards.
+func (r *Registry) Close(ctx context.Context) error {
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	old := r.cur
+	r.cur = newState(old.snap.Revision+1, nil, nil)
+	r.mu.Unlock()
+	var errs []error
+	for _, e := range old.byDir {
+		e.retired.Store(true)
+		errs = append(errs, e.close(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// release unpins e after a call (Registry.acquire pinned it) and closes a
+// retired entry when its last call returns.
+func (e *entry) release(ctx context.Context) {
+	if e.refs.Add(-1) == 0 && e.retired.Load() {
+		_ = e.close(context.WithoutCancel(ctx))
+	}
+}
+
+// retire marks e replaced; it is closed now if idle, else by the last release.
+func (e *entry) retire(ctx context.Context) error {
+	e.retired.Store(true)
+	if e.refs.Load() == 0 {
+		return e.close(ctx)
+	}
+	return nil
+}
+
+func (e *entry) close(ctx context.Context) error {
+	var err error
+	e.once.Do(func() {
+		e.closed.Store(true)
+		errs := []error{e.module.Close(ctx)}
+		for _, c := range e.closers {
+			errs = append(errs, c.Close())
+		}
+		err = errors.Join(errs...)
+	})
+	return err
+}

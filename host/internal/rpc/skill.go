@@ -1,0 +1,178 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+	"github.com/skillhost/skillhost/host/internal/plugin"
+)
+
+type skillExecuteParams struct {
+	SessionID   string          `json:"session_id"`
+	SkillID     string          `json:"skill_id"`
+	SkillParams json.RawMessage `json:"skill_params"`
+	Timeout     *float64        `json:"timeout"` // milliseconds
+}
+
+// Accounting is the per-call accounting added to results beyond spec 001.
+type Accounting struct {
+	Plugin          string `json:"plugin"`
+	PluginVersion   string `json:"plugin_version"`
+	DurationMicros  int64  `json:"duration_us"`
+	MemoryPeakBytes uint64 `json:"memory_peak_bytes"`
+	Instance        string `json:"instance"` // "fresh" or "reused"
+}
+
+type skillExecuteResult struct {
+	SkillID         string     `json:"skill_id"`
+	Status          string     `json:"status"`
+	Output          any        `json:"output"`
+	ExecutionTimeMS int64      `json:"execution_time_ms"`
+	Accounting      Accounting `json:"accounting"`
+}
+
+func (s *Service) skillExecute(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p skillExecuteParams
+	if err := req.Bind(&p); err != nil {
+		return nil, err
+	}
+	if p.SkillID == "" {
+		return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "skill_id is required")
+	}
+	out, err := s.run(ctx, req, p.SessionID, "", p.SkillID, p.SkillParams, p.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	return skillExecuteResult{
+		SkillID:         out.SkillID,
+		Status:          "success",
+		Output:          OutputValue(out.Output),
+		ExecutionTimeMS: out.Duration.Milliseconds(),
+		Accounting:      accounting(out),
+	}, nil
+}
+
+type agentCallParams struct {
+	SessionID     string          `json:"session_id"`
+	TargetAgentID string          `json:"target_agent_id"`
+	Method        string          `json:"method"`
+	Params        json.RawMessage `json:"params"`
+	Timeout       *float64        `json:"timeout"` // milliseconds
+}
+
+type agentCallResult struct {
+	AgentID         string     `json:"agent_id"`
+	Method          string     `json:"method"`
+	Result          any        `json:"result"`
+	ExecutionTimeMS int64      `json:"execution_time_ms"`
+	Accounting      Accounting `json:"accounting"`
+}
+
+func (s *Service) agentCall(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p agentCallParams
+	if err := req.Bind(&p); err != nil {
+		return nil, err
+	}
+	if p.TargetAgentID == "" || p.Method == "" {
+		return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "target_agent_id and method are required")
+	}
+	out, err := s.run(ctx, req, p.SessionID, p.TargetAgentID, p.Method, p.Params, p.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	return agentCallResult{
+		AgentID:         p.TargetAgentID,
+		Method:          p.Method,
+		Result:          OutputValue(out.Output),
+		ExecutionTimeMS: out.Duration.Milliseconds(),
+		Accounting:      accounting(out),
+	}, nil
+}
+
+// run checks the session, then executes skill (of agent, when set) in the
+// sandbox with the caller's timeout in milliseconds (the skill's limit caps it).
+func (s *Service) run(ctx context.Context, req *jsonrpc.Request, sessionID, agent, skill string, input json.RawMessage, timeoutMS *float64) (*plugin.Outcome, error) {
+	if err := s.requireSession(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	var timeout time.Duration
+	if timeoutMS != nil {
+		// The skill's limit caps the timeout anyway; the bound only keeps the
+		// conversion to a Duration from overflowing.
+		if *timeoutMS <= 0 || *timeoutMS > maxTimeoutMS {
+			return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "timeout must be a positive number of milliseconds")
+		}
+		timeout = time.Duration(*timeoutMS * float64(time.Millisecond))
+	}
+	requestID := req.Meta.RequestID
+	if requestID == "" {
+		requestID = jsonrpc.TransportFrom(ctx).RequestID
+	}
+	return s.skills.Execute(ctx, plugin.Call{
+		SkillID:   skill,
+		Agent:     agent,
+		Input:     input,
+		Timeout:   timeout,
+		SessionID: sessionID,
+		RequestID: requestID,
+		Decorate: func(ctx context.Context) context.Context {
+			return hostfn.WithCall(ctx, &hostfn.Call{SessionID: sessionID, Skill: skill, RequestID: requestID})
+		},
+	})
+}
+
+type agentNotifyParams struct {
+	SessionID     string          `json:"session_id"`
+	TargetAgentID string          `json:"target_agent_id"`
+	Event         string          `json:"event"`
+	Data          json.RawMessage `json:"data"`
+}
+
+// agentNotify accepts an event for an agent. Events are logged with their
+// session and target; there is no response (it is a notification).
+func (s *Service) agentNotify(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p agentNotifyParams
+	if err := req.Bind(&p); err != nil {
+		return nil, err
+	}
+	if p.Event == "" {
+		return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "event is required")
+	}
+	if p.SessionID != "" {
+		if err := s.requireSession(ctx, p.SessionID); err != nil {
+			return nil, err
+		}
+	}
+	s.log.Info("agent event", "event", p.Event, "target_agent_id", p.TargetAgentID, "session_id", p.SessionID, "data_bytes", len(p.Data))
+	return map[string]any{"status": "accepted", "event": p.Event}, nil
+}
+
+// OutputValue is a plugin's output as the JSON value it encodes when it is
+// JSON, otherwise as a string; empty output is null.
+func OutputValue(out []byte) any {
+	if len(out) == 0 {
+		return nil
+	}
+	if json.Valid(out) {
+		return json.RawMessage(out)
+	}
+	return string(out)
+}
+
+func accounting(out *plugin.Outcome) Accounting {
+	inst := "reused"
+	if out.Fresh {
+		inst = "fresh"
+	}
+	return Accounting{
+		Plugin:          out.Plugin,
+		PluginVersion:   out.Version,
+		DurationMicros:  out.Duration.Microseconds(),
+		MemoryPeakBytes: out.MemoryPeakBytes,
+		Instance:        inst,
+	}
+}

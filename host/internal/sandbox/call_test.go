@@ -1,0 +1,151 @@
+package sandbox_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
+)
+
+func TestEchoAndWarmReuse(t *testing.T) {
+	t.Parallel()
+	rt := mustRuntime(t)
+	m := mustLoad(t, rt, "hostile", sandbox.Limits{Concurrency: 1})
+	for i, in := range []string{"hello, sandbox", "", strings.Repeat("x", 1000) + "tail"} {
+		res := mustEcho(t, m, in)
+		if res.Fresh {
+			t.Errorf("call %d: Fresh = true, want the warm instance reused", i)
+		}
+		if res.MemoryPeakBytes == 0 {
+			t.Errorf("call %d: MemoryPeakBytes = 0", i)
+		}
+	}
+	st := m.Stats()
+	if diff := cmp.Diff(sandbox.Stats{Calls: 3, InstancesCreated: 1, InstancesLive: 1}, st); diff != "" {
+		t.Errorf("stats (-want +got):\n%s", diff)
+	}
+}
+
+func TestUnknownExport(t *testing.T) {
+	t.Parallel()
+	rt := mustRuntime(t)
+	m := mustLoad(t, rt, "hostile", sandbox.Limits{})
+	_, err := m.Call(context.Background(), "nope", nil)
+	fe := mustFault(t, err, fault.InvalidParams, fault.ReasonUnknownSkill)
+	if !strings.Contains(fe.Message(), `"nope"`) {
+		t.Errorf("message %q does not name the function", fe.Message())
+	}
+}
+
+func TestPluginError(t *testing.T) {
+	t.Parallel()
+	rt := mustRuntime(t)
+	m := mustLoad(t, rt, "hostile", sandbox.Limits{Concurrency: 1})
+	tests := []struct {
+		fn       string
+		wantMsg  string
+		wantData map[string]any
+	}{
+		{"fail", "bad input", map[string]any{"plugin_code": "E_BAD", "plugin_data": json.RawMessage(`{"field":"text"}`)}},
+		{"fail_text", "nope", map[string]any{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fn, func(t *testing.T) {
+			_, err := m.Call(context.Background(), tt.fn, nil)
+			fe := mustFault(t, err, fault.SkillFailed, fault.ReasonPluginError)
+			if fe.Message() != tt.wantMsg {
+				t.Errorf("message = %q, want %q", fe.Message(), tt.wantMsg)
+			}
+			got := map[string]any{}
+			for k, v := range fe.Data {
+				if k == "plugin_code" || k == "plugin_data" {
+					got[k] = v
+				}
+			}
+			if diff := cmp.Diff(tt.wantData, got); diff != "" {
+				t.Errorf("data (-want +got):\n%s", diff)
+			}
+			// A plugin error leaves the instance healthy: it is reused.
+			if res := mustEcho(t, m, "after"); res.Fresh {
+				t.Error("instance discarded after a plugin error")
+			}
+		})
+	}
+}
+
+func TestOutputLimitKeepsInstance(t *testing.T) {
+	t.Parallel()
+	rt := mustRuntime(t)
+	m := mustLoad(t, rt, "hostile", sandbox.Limits{OutputBytes: 1 << 10, Concurrency: 1})
+	_, err := m.Call(context.Background(), "huge_output", nil)
+	fe := mustFault(t, err, fault.ResourceExhausted, fault.ReasonOutputLimit)
+	if got := fe.Data["output_bytes"]; got != 8<<20 {
+		t.Errorf("output_bytes = %v, want %d", got, 8<<20)
+	}
+	if res := mustEcho(t, m, "still fine"); res.Fresh {
+		t.Error("instance discarded after an output limit, want it kept")
+	}
+	mustEcho(t, m, strings.Repeat("y", 1<<10)) // exactly the cap is fine
+	_, err = m.Call(context.Background(), "echo", []byte(strings.Repeat("y", 1<<10+1)))
+	mustFault(t, err, fault.ResourceExhausted, fault.ReasonOutputLimit)
+}
+
+func TestMemoryHogVersusTrap(t *testing.T) {
+	t.Parallel()
+	rt := mustRuntime(t)
+	const capBytes = 4 << 20
+	m := mustLoad(t, rt, "hostile", sandbox.Limits{MemoryBytes: capBytes, Concurrency: 1})
+	tests := []struct {
+		fn        string
+		kind      fault.Kind
+		reason    string
+		wantFresh bool // the next call needs a new instance
+	}{
+		{"grow", fault.ResourceExhausted, fault.ReasonMemoryLimit, true},
+		{"grow_huge", fault.ResourceExhausted, fault.ReasonMemoryLimit, true},
+		{"trap", fault.SkillFailed, fault.ReasonTrap, true},
+		{"huge_output", fault.ResourceExhausted, fault.ReasonMemoryLimit, true}, // 8 MiB output, 4 MiB cap
+	}
+	for _, tt := range tests {
+		t.Run(tt.fn, func(t *testing.T) {
+			_, err := m.Call(context.Background(), tt.fn, nil)
+			mustFault(t, err, tt.kind, tt.reason)
+			res := mustEcho(t, m, "next")
+			if res.Fresh != tt.wantFresh {
+				t.Errorf("next call Fresh = %v, want %v", res.Fresh, tt.wantFresh)
+			}
+			if res.MemoryPeakBytes > 2*capBytes {
+				t.Errorf("MemoryPeakBytes = %d, over two capped memories", res.MemoryPeakBytes)
+			}
+		})
+	}
+}
+
+func TestInputOverMemoryCap(t *testing.T) {
+	t.Parallel()
+	rt := mustRuntime(t)
+	m := mustLoad(t, rt, "hostile", sandbox.Limits{MemoryBytes: 1 << 20})
+	_, err := m.Call(context.Background(), "echo", make([]byte, 2<<20))
+	mustFault(t, err, fault.ResourceExhausted, fault.ReasonMemoryLimit)
+}
+
+// TestTimeoutReportsAppliedDeadline: a caller deadline shorter than the
+// plugin's limit is the one the timeout error names.
+func TestTimeoutReportsAppliedDeadline(t *testing.T) {
+	t.Parallel()
+	m := mustLoad(t, mustRuntime(t), "hostile", sandbox.Limits{Timeout: 20 * time.Second, Concurrency: 1})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := m.Call(ctx, "loop", nil)
+	fe := mustFault(t, err, fault.Timeout, fault.ReasonTimeout)
+	ms, _ := fe.Data["timeout_ms"].(int64)
+	if ms < 250 || ms > 350 || !strings.Contains(fe.Msg, "deadline of 300ms") {
+		t.Errorf("timeout fault %q with timeout_ms %v; want the applied 300ms deadline", fe.Msg, fe.Data["timeout_ms"])
+	}
+}

@@ -1,0 +1,158 @@
+package httpx
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+)
+
+// rpc serves POST /rpc: one JSON-RPC request or batch. JSON-RPC errors are
+// HTTP 200; a body of only notifications gets 204; a streaming result is
+// sent as Server-Sent Events.
+func (s *Server) rpc(c *fiber.Ctx) error {
+	ctx := jsonrpc.WithTransport(s.base, s.transportInfo(c))
+	body := bytes.Clone(c.Body()) // handlers may outlive Fiber's buffer
+	reply := s.engine.Handle(ctx, body)
+	switch {
+	case reply.Stream != nil:
+		return s.stream(c, jsonrpc.WithTransport(s.streams, s.transportInfo(c)), reply)
+	case reply.Body == nil:
+		return c.SendStatus(fiber.StatusNoContent)
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(reply.Body)
+}
+
+// events serves POST /events: notifications only (a request carrying an id
+// is refused, since no response would reach its sender here).
+func (s *Server) events(c *fiber.Ctx) error {
+	body := bytes.Clone(c.Body())
+	if id, ok := firstID(body); ok {
+		err := fault.New(fault.InvalidRequest, fault.ReasonInvalidRequest, "POST /events accepts notifications only (no id); send requests to /rpc")
+		return s.sendErrorID(c, fiber.StatusOK, id, err)
+	}
+	ctx := jsonrpc.WithTransport(s.base, s.transportInfo(c))
+	reply := s.engine.Handle(ctx, body)
+	if reply.Body != nil { // malformed input: the engine answered with an error
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Send(reply.Body)
+	}
+	return c.SendStatus(fiber.StatusAccepted)
+}
+
+// firstID reports whether a request (or any batch element) has an id
+// member, and returns it for a single request (nil, i.e. null, for a
+// batch). Bodies that do not decode are left to the engine.
+func firstID(body []byte) (json.RawMessage, bool) {
+	var one map[string]json.RawMessage
+	if json.Unmarshal(body, &one) == nil {
+		id, ok := one["id"]
+		if ok && !validID(id) {
+			id = nil
+		}
+		return id, ok
+	}
+	var many []map[string]json.RawMessage
+	if json.Unmarshal(body, &many) == nil {
+		for _, m := range many {
+			if _, ok := m["id"]; ok {
+				return nil, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// validID reports whether id is a string, a number or null (others are
+// answered with a null id).
+func validID(id json.RawMessage) bool {
+	t := bytes.TrimSpace(id)
+	return len(t) > 0 && (t[0] == '"' || t[0] == '-' || (t[0] >= '0' && t[0] <= '9') || string(t) == "null")
+}
+
+type streamEvent struct {
+	value any
+	err   error
+}
+
+// stream writes reply.Stream as SSE: one `data:` line per JSON-RPC response,
+// keep-alive comments while idle, closed at the stream's end or when the
+// client goes away (which cancels the stream's context).
+func (s *Server) stream(c *fiber.Ctx, parent context.Context, reply jsonrpc.Reply) error {
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set("X-Accel-Buffering", "no")
+	c.Status(fiber.StatusOK)
+	ctx, cancel := context.WithCancel(parent)
+	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer cancel()
+		defer closeStream(reply.Stream)
+		events := make(chan streamEvent)
+		go func() {
+			defer close(events)
+			for {
+				v, err := reply.Stream.Next(ctx)
+				select {
+				case events <- streamEvent{v, err}:
+				case <-ctx.Done():
+					return
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+		tick := time.NewTicker(s.cfg.KeepAlive)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				if _, err := w.WriteString(": keep-alive\n\n"); err != nil || w.Flush() != nil {
+					return
+				}
+			case ev, ok := <-events:
+				if !ok || errors.Is(ev.err, io.EOF) {
+					return
+				}
+				var msg []byte
+				if ev.err != nil {
+					msg = jsonrpc.EncodeError(ctx, reply.ID, jsonrpc.Envelope{}, ev.err)
+				} else {
+					msg = jsonrpc.EncodeResult(reply.ID, ev.value)
+				}
+				if writeEvent(w, msg) != nil || ev.err != nil {
+					return
+				}
+			}
+		}
+	})
+	return nil
+}
+
+func writeEvent(w *bufio.Writer, msg []byte) error {
+	if _, err := w.WriteString("data: "); err != nil {
+		return err
+	}
+	if _, err := w.Write(msg); err != nil {
+		return err
+	}
+	if _, err := w.WriteString("\n\n"); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+func closeStream(st jsonrpc.Stream) {
+	if cl, ok := st.(io.Closer); ok {
+		_ = cl.Close()
+	}
+}

@@ -1,0 +1,253 @@
+package httpx
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+)
+
+// CardSource serves Agent Cards. Card bodies are complete JSON documents.
+type CardSource interface {
+	// Card returns the host's Agent Card and its ETag.
+	Card(ctx context.Context) (body []byte, etag string, err error)
+	// AgentCard returns the card of one agent (plugin); a *fault.Error of
+	// kind AgentNotFound when there is none.
+	AgentCard(ctx context.Context, name string) (body []byte, etag string, err error)
+}
+
+// Server is the Fiber app. Create it with New.
+type Server struct {
+	cfg     Config
+	app     *fiber.App
+	engine  *jsonrpc.Engine
+	cards   CardSource
+	base    context.Context // requests; canceled after Shutdown's grace
+	cancel  context.CancelFunc
+	streams context.Context // SSE streams; canceled when Shutdown starts
+	endSSE  context.CancelFunc
+	started time.Time
+}
+
+// New builds the app. cards and metrics may be nil (routes then answer 404).
+func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Handler) *Server {
+	cfg = cfg.withDefaults()
+	base, cancel := context.WithCancel(context.Background()) //nolint:contextcheck // server lifetime, ended by Shutdown
+	s := &Server{cfg: cfg, engine: engine, cards: cards, base: base, cancel: cancel, started: time.Now()}
+	s.streams, s.endSSE = context.WithCancel(base)
+	s.app = fiber.New(fiber.Config{
+		AppName:               "skillhost",
+		BodyLimit:             cfg.BodyLimit,
+		ReadTimeout:           cfg.ReadTimeout,
+		WriteTimeout:          cfg.WriteTimeout,
+		IdleTimeout:           cfg.IdleTimeout,
+		Concurrency:           cfg.MaxConns,
+		DisableStartupMessage: true,
+		ErrorHandler:          s.errorHandler,
+	})
+	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
+		cfg.Logger.Error("http handler panic", "path", c.Path(), "panic", e)
+	}}))
+	s.app.Use(requestID)
+	s.app.Get("/health", s.health)
+	s.app.Get("/.well-known/agent-card.json", s.card)
+	s.app.Get("/agents/:name/.well-known/agent-card.json", s.agentCard)
+	s.app.Post("/rpc", s.loopbackOnly, s.rpc)
+	s.app.Post("/events", s.loopbackOnly, s.events)
+	if metrics != nil {
+		s.app.Get("/metrics", s.loopbackOnly, adaptor.HTTPHandler(metrics))
+	}
+	return s
+}
+
+// Serve accepts connections on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	err := s.app.Listener(ln)
+	if err != nil && !errors.Is(err, net.ErrClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops accepting connections, ends open SSE streams (a stream
+// can last as long as its task, so waiting for it would use the whole grace
+// period), waits for in-flight requests until ctx ends, then cancels
+// whatever still runs.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.endSSE()
+	err := s.app.ShutdownWithContext(ctx)
+	s.cancel()
+	return err
+}
+
+// App exposes the Fiber app for tests (app.Test).
+func (s *Server) App() *fiber.App { return s.app }
+
+func (s *Server) health(c *fiber.Ctx) error {
+	return c.JSON(fiber.Map{
+		"status":         "healthy",
+		"timestamp":      time.Now().UTC().Format(time.RFC3339Nano),
+		"version":        s.cfg.Version,
+		"uptime_seconds": int64(time.Since(s.started).Seconds()),
+	})
+}
+
+func (s *Server) card(c *fiber.Ctx) error {
+	if s.cards == nil {
+		return fiber.ErrNotFound
+	}
+	body, etag, err := s.cards.Card(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return sendCard(c, body, etag)
+}
+
+func (s *Server) agentCard(c *fiber.Ctx) error {
+	if s.cards == nil {
+		return fiber.ErrNotFound
+	}
+	body, etag, err := s.cards.AgentCard(c.UserContext(), c.Params("name"))
+	if err != nil {
+		fe := fault.From(err)
+		return c.Status(fe.Kind.HTTPStatus()).JSON(fiber.Map{"error": fe.Message(), "reason": fe.Reason})
+	}
+	return sendCard(c, body, etag)
+}
+
+func sendCard(c *fiber.Ctx, body []byte, etag string) error {
+	c.Set(fiber.HeaderCacheControl, "public, max-age=60")
+	if etag != "" {
+		c.Set(fiber.HeaderETag, etag)
+		if etagMatches(c.Get(fiber.HeaderIfNoneMatch), etag) {
+			return c.SendStatus(fiber.StatusNotModified)
+		}
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Send(body)
+}
+
+// etagMatches is the weak comparison of If-None-Match (RFC 9110 §13.1.2):
+// "*", or any listed tag equal to etag once W/ prefixes are dropped.
+func etagMatches(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	if strings.TrimSpace(header) == "*" {
+		return true
+	}
+	want := strings.TrimPrefix(etag, "W/")
+	for _, tag := range strings.Split(header, ",") {
+		if strings.TrimPrefix(strings.TrimSpace(tag), "W/") == want {
+			return true
+		}
+	}
+	return false
+}
+
+// loopbackOnly refuses non-loopback clients unless AllowRemote is set.
+func (s *Server) loopbackOnly(c *fiber.Ctx) error {
+	if s.cfg.AllowRemote || c.Context().RemoteIP().IsLoopback() {
+		return c.Next()
+	}
+	err := fault.New(fault.Forbidden, fault.ReasonLoopbackOnly, "this host has no API keys configured and serves loopback clients only")
+	return s.sendError(c, fault.Forbidden.HTTPStatus(), err)
+}
+
+// errorHandler turns every error Fiber or a handler returns into a response:
+// JSON-RPC error objects on /rpc and /events, plain JSON elsewhere.
+func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	var fe *fiber.Error
+	status := fiber.StatusInternalServerError
+	if errors.As(err, &fe) {
+		status = fe.Code
+	}
+	if c.Path() == "/rpc" || c.Path() == "/events" {
+		rpcErr := fault.Wrap(fault.Internal, fault.ReasonInternal, err, "internal error")
+		switch status {
+		case fiber.StatusRequestEntityTooLarge:
+			rpcErr = fault.Newf(fault.InvalidRequest, fault.ReasonBodyTooLarge, "request body exceeds %d bytes", s.cfg.BodyLimit)
+		case fiber.StatusBadRequest, fiber.StatusRequestTimeout:
+			rpcErr = fault.Wrap(fault.InvalidRequest, fault.ReasonInvalidRequest, err, "")
+		}
+		if status == fiber.StatusInternalServerError {
+			s.cfg.Logger.Error("http request failed", "path", c.Path(), "err", err)
+		}
+		return s.sendError(c, status, rpcErr)
+	}
+	return c.Status(status).JSON(fiber.Map{"error": err.Error()})
+}
+
+func (s *Server) sendError(c *fiber.Ctx, status int, err error) error {
+	return s.sendErrorID(c, status, nil, err)
+}
+
+// sendErrorID answers with a JSON-RPC error for request id (nil = null).
+func (s *Server) sendErrorID(c *fiber.Ctx, status int, id json.RawMessage, err error) error {
+	ctx := jsonrpc.WithTransport(c.UserContext(), s.transportInfo(c))
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	return c.Status(status).Send(jsonrpc.EncodeError(ctx, id, jsonrpc.Envelope{}, err))
+}
+
+// requestID takes a sane X-Request-ID from the client or makes one, and
+// echoes it on the response.
+func requestID(c *fiber.Ctx) error {
+	ensureRequestID(c)
+	return c.Next()
+}
+
+// ensureRequestID returns the request's id, assigning one on first use
+// (errors raised before the middleware runs, e.g. an oversized body, get
+// one too).
+func ensureRequestID(c *fiber.Ctx) string {
+	if id, ok := c.Locals("request_id").(string); ok {
+		return id
+	}
+	id := c.Get(fiber.HeaderXRequestID)
+	if !saneID(id) {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		id = "req_" + hex.EncodeToString(b[:])
+	}
+	c.Locals("request_id", id)
+	c.Set(fiber.HeaderXRequestID, id)
+	return id
+}
+
+func saneID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if r < 0x21 || r > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) transportInfo(c *fiber.Ctx) jsonrpc.TransportInfo {
+	id := ensureRequestID(c)
+	// Copy the headers: Fiber reuses its buffers once the handler returns,
+	// and handlers may keep working (streams, tasks) after that.
+	header := http.Header{}
+	c.Request().Header.VisitAll(func(k, v []byte) { header.Add(string(k), string(v)) })
+	return jsonrpc.TransportInfo{
+		Name:       "http",
+		RequestID:  id,
+		Header:     header.Get,
+		RemoteAddr: c.Context().RemoteAddr().String(),
+	}
+}
