@@ -29,7 +29,7 @@ type Mount struct {
 const maxSleep = 10 * time.Millisecond
 
 // logBudget caps what one instance may write to the logger through WASI
-// stdout/stderr and Extism logging; the rest is discarded.
+// stdout/stderr in one call; the rest is discarded.
 const logBudget = 64 << 10
 
 // logLineCap truncates each logged chunk.
@@ -41,6 +41,12 @@ type instance struct {
 	plugin *extism.Plugin
 	meter  *meter
 	log    *cappedLog
+	// running is the call in progress (set by Module.call around the
+	// guest's run), so Extism log lines carry its context and function.
+	running struct {
+		ctx      context.Context
+		function string
+	}
 	// exited is set when any module of the instance closes (wazero's close
 	// notifier): a guest calling WASI proc_exit closes its own module, and
 	// Extism reports proc_exit(0) as a success, so this is the only evidence
@@ -86,7 +92,11 @@ func (m *Module) newInstance(ctx context.Context) (*instance, error) {
 		return nil, &instantiateError{err: errors.New("the plugin exited during instantiation"), meter: inst.meter}
 	}
 	p.SetLogger(func(level extism.LogLevel, msg string) {
-		_, _ = inst.log.Write([]byte(level.String() + " " + msg))
+		ctx := inst.running.ctx
+		if ctx == nil { // no call running: nothing of the guest's
+			return
+		}
+		m.guestLog.write(ctx, inst.running.function, level, msg)
 	})
 	inst.plugin = p
 	m.stats.instanceCreated()

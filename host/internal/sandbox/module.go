@@ -24,6 +24,7 @@ type Module struct {
 	compiled *extism.CompiledPlugin
 	modCfg   wazero.ModuleConfig
 	logger   *slog.Logger
+	guestLog *guestLog
 	stats    counters
 
 	slots chan struct{}  // one token per running call
@@ -58,6 +59,7 @@ func newModule(rt *Runtime, spec ModuleSpec, limits Limits, info ModuleInfo, com
 		compiled: compiled,
 		modCfg:   moduleConfig(spec.Name, spec.Mounts),
 		logger:   rt.logger,
+		guestLog: newGuestLog(rt.logger, spec.Name),
 		slots:    make(chan struct{}, limits.Concurrency),
 		idle:     make(chan *instance, limits.Concurrency),
 		done:     make(chan struct{}),
@@ -134,7 +136,9 @@ func (m *Module) call(ctx context.Context, function string, input []byte) (*Resu
 	}
 	before := inst.meter.Refusals()
 	inst.log.reset()
+	inst.running.ctx, inst.running.function = callCtx, function
 	rc, out, err := inst.plugin.CallWithContext(callCtx, function, input)
+	inst.running.ctx, inst.running.function = nil, ""
 	dur := time.Since(start)
 	ferr, keep := m.classify(ctx, callCtx, inst, before, function, rc, out, err)
 	m.putBack(ctx, inst, keep)

@@ -17,8 +17,9 @@ type RuntimeConfig struct {
 	// module (a cold compile of a large Go plugin takes ~1 s, a cached one
 	// ~45 ms). Optional. Default: "" (an in-memory cache).
 	CacheDir string
-	// Logger receives guest stdout/stderr and logs (debug level, capped).
-	// Optional. Default: discard.
+	// Logger receives guest stdout/stderr (debug level, capped) and the
+	// guest's Extism log lines (log_debug … log_error, go-pdk's pdk.Log) at
+	// their level, rate-limited per plugin. Optional. Default: discard.
 	Logger *slog.Logger
 }
 
@@ -48,6 +49,7 @@ func NewRuntime(ctx context.Context, cfg RuntimeConfig) (*Runtime, error) {
 		}
 		cache = c
 	}
+	enableExtismLogs()
 	imports, err := baseImports(ctx)
 	if err != nil {
 		return nil, errors.Join(err, cache.Close(ctx))
