@@ -7,7 +7,7 @@
 // status. No other package writes a numeric error code.
 //
 //	if err := validate(p); err != nil {
-//		return fault.Newf(fault.InvalidParams, "schema", "params: %v", err)
+//		return fault.Newf(fault.InvalidParams, fault.ReasonSchema, "params: %v", err)
 //	}
 //
 // Errors compare by kind: errors.Is(err, fault.ErrTimeout) is true for any

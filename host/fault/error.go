@@ -6,44 +6,6 @@ import (
 	"fmt"
 )
 
-// Reasons are the machine-readable `reason` strings of error data. They are
-// part of the public contract (documented in the README); add, never rename.
-const (
-	ReasonTimeout         = "timeout"         // deadline exceeded
-	ReasonCanceled        = "canceled"        // the caller canceled
-	ReasonMemoryLimit     = "memory_limit"    // linear memory cap hit
-	ReasonOutputLimit     = "output_limit"    // output larger than the cap
-	ReasonPoolSaturated   = "pool_saturated"  // no instance free within the wait
-	ReasonRateLimited     = "rate_limited"    // a rate limit refused the call
-	ReasonCallDepth       = "call_depth"      // nested agent calls too deep
-	ReasonTrap            = "trap"            // guest trap or panic
-	ReasonPluginError     = "plugin_error"    // the plugin reported an error
-	ReasonSchema          = "schema"          // params fail the input schema
-	ReasonUnknownSkill    = "unknown_skill"   // no such skill
-	ReasonUnknownMethod   = "unknown_method"  // no such JSON-RPC method
-	ReasonParse           = "parse_error"     // body is not JSON
-	ReasonInvalidRequest  = "invalid_request" // envelope is not JSON-RPC 2.0
-	ReasonBodyTooLarge    = "body_too_large"  // request body over the limit
-	ReasonBatchTooLarge   = "batch_too_large" // batch longer than the limit
-	ReasonEmptyBatch      = "empty_batch"     // "[]"
-	ReasonInvalidParams   = "invalid_params"  // params malformed or missing
-	ReasonVersion         = "unsupported_version"
-	ReasonSessionNotFound = "session_not_found"
-	ReasonSessionClosed   = "session_closed"
-	ReasonSessionExists   = "session_exists"
-	ReasonContextNotFound = "context_not_found"
-	ReasonContextExpired  = "context_expired"
-	ReasonInternal        = "internal"
-	ReasonUnknownAgent    = "unknown_agent"        // agent/call names no loaded plugin
-	ReasonOutputSchema    = "output_schema"        // output does not match output_schema
-	ReasonValueTooLarge   = "value_too_large"      // context value over store.max_value
-	ReasonStorageFull     = "storage_full"         // a state bucket is full
-	ReasonSessionQuota    = "session_quota"        // a session's context quota is used up
-	ReasonModuleClosed    = "module_closed"        // plugin unloaded while the call waited
-	ReasonStreamBatch     = "stream_not_batchable" // streaming method in a batch or notification
-	ReasonLoopbackOnly    = "loopback_only"        // non-loopback client and no API keys
-)
-
 // Error is the one error type of skillhost. It is safe to wrap with %w and to
 // match with errors.Is against the Err* sentinels (kind equality) or with
 // errors.As to read its fields.

@@ -44,37 +44,38 @@ type row struct {
 	message   string
 	taskState string // A2A v1.0 task state a task ends in ("" = not a task outcome)
 	http      int    // HTTP status for transports that map errors to statuses
+	reason    string // default reason, for an error raised without one
 }
 
 // table is THE map from outcome to wire representation. It is the only place
 // in skillhost where a numeric JSON-RPC code appears.
 var table = [numKinds]row{
-	Internal:       {"Internal", -32603, "Internal error", "TASK_STATE_FAILED", http.StatusInternalServerError},
-	Parse:          {"Parse", -32700, "Parse error", "", http.StatusBadRequest},
-	InvalidRequest: {"InvalidRequest", -32600, "Invalid Request", "", http.StatusBadRequest},
-	MethodNotFound: {"MethodNotFound", -32601, "Method not found", "", http.StatusNotFound},
-	InvalidParams:  {"InvalidParams", -32602, "Invalid params", "TASK_STATE_REJECTED", http.StatusBadRequest},
-	Canceled:       {"Canceled", -32000, "Request canceled", "TASK_STATE_CANCELED", 499},
+	Internal:       {"Internal", -32603, "Internal error", "TASK_STATE_FAILED", http.StatusInternalServerError, ReasonInternal},
+	Parse:          {"Parse", -32700, "Parse error", "", http.StatusBadRequest, ReasonParse},
+	InvalidRequest: {"InvalidRequest", -32600, "Invalid Request", "", http.StatusBadRequest, ReasonInvalidRequest},
+	MethodNotFound: {"MethodNotFound", -32601, "Method not found", "", http.StatusNotFound, ReasonUnknownMethod},
+	InvalidParams:  {"InvalidParams", -32602, "Invalid params", "TASK_STATE_REJECTED", http.StatusBadRequest, ReasonInvalidParams},
+	Canceled:       {"Canceled", -32000, "Request canceled", "TASK_STATE_CANCELED", 499, ReasonCanceled},
 
-	SessionNotFound:   {"SessionNotFound", -32100, "Session not found", "TASK_STATE_REJECTED", http.StatusNotFound},
-	PlanNotFound:      {"PlanNotFound", -32101, "Plan not found", "TASK_STATE_REJECTED", http.StatusNotFound},
-	AgentNotFound:     {"AgentNotFound", -32102, "Agent not found", "TASK_STATE_REJECTED", http.StatusNotFound},
-	SkillFailed:       {"SkillFailed", -32103, "Skill execution failed", "TASK_STATE_FAILED", http.StatusOK},
-	Timeout:           {"Timeout", -32104, "Timeout", "TASK_STATE_FAILED", http.StatusGatewayTimeout},
-	Unauthorized:      {"Unauthorized", -32105, "Authorization failed", "TASK_STATE_AUTH_REQUIRED", http.StatusUnauthorized},
-	Forbidden:         {"Forbidden", -32105, "Authorization failed", "TASK_STATE_AUTH_REQUIRED", http.StatusForbidden},
-	ResourceExhausted: {"ResourceExhausted", -32106, "Resource exhausted", "TASK_STATE_FAILED", http.StatusTooManyRequests},
-	InvalidState:      {"InvalidState", -32107, "Invalid state", "", http.StatusConflict},
+	SessionNotFound:   {"SessionNotFound", -32100, "Session not found", "TASK_STATE_REJECTED", http.StatusNotFound, ReasonSessionNotFound},
+	PlanNotFound:      {"PlanNotFound", -32101, "Plan not found", "TASK_STATE_REJECTED", http.StatusNotFound, ReasonPlanNotFound},
+	AgentNotFound:     {"AgentNotFound", -32102, "Agent not found", "TASK_STATE_REJECTED", http.StatusNotFound, ReasonUnknownAgent},
+	SkillFailed:       {"SkillFailed", -32103, "Skill execution failed", "TASK_STATE_FAILED", http.StatusOK, ReasonSkillFailed},
+	Timeout:           {"Timeout", -32104, "Timeout", "TASK_STATE_FAILED", http.StatusGatewayTimeout, ReasonTimeout},
+	Unauthorized:      {"Unauthorized", -32105, "Authorization failed", "TASK_STATE_AUTH_REQUIRED", http.StatusUnauthorized, ReasonUnauthorized},
+	Forbidden:         {"Forbidden", -32105, "Authorization failed", "TASK_STATE_AUTH_REQUIRED", http.StatusForbidden, ReasonForbidden},
+	ResourceExhausted: {"ResourceExhausted", -32106, "Resource exhausted", "TASK_STATE_FAILED", http.StatusTooManyRequests, ReasonResourceExhausted},
+	InvalidState:      {"InvalidState", -32107, "Invalid state", "", http.StatusConflict, ReasonInvalidState},
 
-	TaskNotFound:              {"TaskNotFound", -32001, "Task not found", "", http.StatusNotFound},
-	TaskNotCancelable:         {"TaskNotCancelable", -32002, "Task cannot be canceled", "", http.StatusConflict},
-	PushNotSupported:          {"PushNotSupported", -32003, "Push Notification is not supported", "", http.StatusBadRequest},
-	UnsupportedOperation:      {"UnsupportedOperation", -32004, "This operation is not supported", "", http.StatusBadRequest},
-	ContentTypeNotSupported:   {"ContentTypeNotSupported", -32005, "Incompatible content types", "", http.StatusUnsupportedMediaType},
-	InvalidAgentResponse:      {"InvalidAgentResponse", -32006, "Invalid agent response", "", http.StatusBadGateway},
-	ExtendedCardNotConfigured: {"ExtendedCardNotConfigured", -32007, "Extended agent card not configured", "", http.StatusBadRequest},
-	ExtensionSupportRequired:  {"ExtensionSupportRequired", -32008, "Extension support required", "", http.StatusBadRequest},
-	VersionNotSupported:       {"VersionNotSupported", -32009, "Protocol version not supported", "", http.StatusBadRequest},
+	TaskNotFound:              {"TaskNotFound", -32001, "Task not found", "", http.StatusNotFound, ReasonTaskNotFound},
+	TaskNotCancelable:         {"TaskNotCancelable", -32002, "Task cannot be canceled", "", http.StatusConflict, ReasonTaskTerminal},
+	PushNotSupported:          {"PushNotSupported", -32003, "Push Notification is not supported", "", http.StatusBadRequest, ReasonPushNotSupported},
+	UnsupportedOperation:      {"UnsupportedOperation", -32004, "This operation is not supported", "", http.StatusBadRequest, ReasonUnsupportedOperation},
+	ContentTypeNotSupported:   {"ContentTypeNotSupported", -32005, "Incompatible content types", "", http.StatusUnsupportedMediaType, ReasonContentType},
+	InvalidAgentResponse:      {"InvalidAgentResponse", -32006, "Invalid agent response", "", http.StatusBadGateway, ReasonInvalidAgentResponse},
+	ExtendedCardNotConfigured: {"ExtendedCardNotConfigured", -32007, "Extended agent card not configured", "", http.StatusBadRequest, ReasonExtendedCardNotConfigured},
+	ExtensionSupportRequired:  {"ExtensionSupportRequired", -32008, "Extension support required", "", http.StatusBadRequest, ReasonExtensionSupportRequired},
+	VersionNotSupported:       {"VersionNotSupported", -32009, "Protocol version not supported", "", http.StatusBadRequest, ReasonVersion},
 }
 
 // Code is the JSON-RPC error code of the kind.

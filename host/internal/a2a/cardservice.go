@@ -142,7 +142,7 @@ func (c *CardService) AgentCard(ctx context.Context, name string) ([]byte, strin
 	defer c.mu.Unlock()
 	r, ok := c.agents[name]
 	if !ok {
-		return nil, "", fault.New(fault.AgentNotFound, "unknown_agent", fmt.Sprintf("no plugin named %q is loaded", truncate(name, 64)))
+		return nil, "", fault.New(fault.AgentNotFound, fault.ReasonUnknownAgent, fmt.Sprintf("no plugin named %q is loaded", truncate(name, 64)))
 	}
 	return r.body, r.etag, nil
 }
@@ -151,7 +151,7 @@ func (c *CardService) AgentCard(ctx context.Context, name string) ([]byte, strin
 // was built with ExtendedCard, else ExtendedCardNotConfigured (-32007).
 func (c *CardService) ExtendedCard(ctx context.Context) (*a2av1.AgentCard, error) {
 	if !c.extended {
-		return nil, fault.New(fault.ExtendedCardNotConfigured, "extended_card_not_configured", "this host has no extended agent card")
+		return nil, fault.New(fault.ExtendedCardNotConfigured, fault.ReasonExtendedCardNotConfigured, "this host has no extended agent card")
 	}
 	return c.HostCard(ctx)
 }

@@ -34,7 +34,7 @@ func route(snap *plugin.Snapshot, tenant string, req *a2av1.SendMessageRequest) 
 	if tenant != "" {
 		p, ok := pluginNamed(snap.Plugins, tenant)
 		if !ok {
-			return nil, nil, fault.Newf(fault.InvalidParams, "unknown_tenant", "no agent (plugin) named %q", truncate(tenant, 64))
+			return nil, nil, fault.Newf(fault.InvalidParams, fault.ReasonUnknownTenant, "no agent (plugin) named %q", truncate(tenant, 64))
 		}
 		scope = []*plugin.Plugin{p}
 	}
@@ -126,7 +126,7 @@ func inputOf(m *a2av1.Message) (json.RawMessage, error) {
 		case a2av1.Text:
 			texts = append(texts, string(c))
 		default:
-			return nil, fault.New(fault.ContentTypeNotSupported, "content_type", "only text and data parts are accepted (application/json, text/plain)")
+			return nil, fault.New(fault.ContentTypeNotSupported, fault.ReasonContentType, "only text and data parts are accepted (application/json, text/plain)")
 		}
 	}
 	switch {
@@ -167,7 +167,7 @@ func checkOutputModes(cfg *a2av1.SendMessageConfig) error {
 			return nil
 		}
 	}
-	return fault.New(fault.ContentTypeNotSupported, "content_type", "skill output is application/json or text/plain")
+	return fault.New(fault.ContentTypeNotSupported, fault.ReasonContentType, "skill output is application/json or text/plain")
 }
 
 // errorMessage is the agent message a failed task's status carries.

@@ -179,7 +179,7 @@ func Register(eng *jsonrpc.Engine, svc *Service) {
 	})
 
 	push := func(ctx context.Context, _ json.RawMessage) (any, error) {
-		return nil, fault.New(fault.PushNotSupported, "push_not_supported", "push notifications are not supported; use streaming or GetTask")
+		return nil, fault.New(fault.PushNotSupported, fault.ReasonPushNotSupported, "push notifications are not supported; use streaming or GetTask")
 	}
 	for _, m := range MethodsV10 {
 		if strings.Contains(m, "PushNotification") {

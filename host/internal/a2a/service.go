@@ -92,11 +92,11 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub 
 		return nil, nil, nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "params.message is required")
 	}
 	if req.Message.TaskID != "" {
-		return nil, nil, nil, fault.New(fault.UnsupportedOperation, "task_continuation",
+		return nil, nil, nil, fault.New(fault.UnsupportedOperation, fault.ReasonTaskContinuation,
 			"tasks on this host do not accept follow-up messages; send a new message without taskId")
 	}
 	if req.Config != nil && req.Config.PushConfig != nil {
-		return nil, nil, nil, fault.New(fault.PushNotSupported, "push_not_supported", "push notifications are not supported; use SendStreamingMessage or GetTask")
+		return nil, nil, nil, fault.New(fault.PushNotSupported, fault.ReasonPushNotSupported, "push notifications are not supported; use SendStreamingMessage or GetTask")
 	}
 	if err := checkOutputModes(req.Config); err != nil {
 		return nil, nil, nil, err

@@ -88,20 +88,20 @@ func ParseState(name string) (TaskState, bool) {
 func (s TaskState) CanTransition(next TaskState) error {
 	if s.IsTerminal() {
 		if next == StateCanceled {
-			return fault.Newf(fault.TaskNotCancelable, "task_terminal", "task is already %s", s.V03())
+			return fault.Newf(fault.TaskNotCancelable, fault.ReasonTaskTerminal, "task is already %s", s.V03())
 		}
-		return fault.Newf(fault.InvalidState, "task_terminal", "task is already %s and never changes", s.V03())
+		return fault.Newf(fault.InvalidState, fault.ReasonTaskTerminal, "task is already %s and never changes", s.V03())
 	}
 	switch next {
 	case StateUnspecified:
-		return fault.New(fault.InvalidState, "invalid_transition", "a task cannot become unspecified")
+		return fault.New(fault.InvalidState, fault.ReasonInvalidTransition, "a task cannot become unspecified")
 	case StateSubmitted:
 		if s != StateSubmitted && s != StateUnspecified {
-			return fault.Newf(fault.InvalidState, "invalid_transition", "a %s task cannot go back to submitted", s.V03())
+			return fault.Newf(fault.InvalidState, fault.ReasonInvalidTransition, "a %s task cannot go back to submitted", s.V03())
 		}
 	}
 	if _, ok := ParseState(string(next)); !ok {
-		return fault.Newf(fault.InvalidState, "invalid_transition", "unknown task state %q", next)
+		return fault.Newf(fault.InvalidState, fault.ReasonInvalidTransition, "unknown task state %q", next)
 	}
 	return nil
 }

@@ -89,13 +89,13 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 
 func checkTaskID(id a2av1.TaskID) error {
 	if id == "" || len(id) > MaxTaskIDLen || !validTaskID.MatchString(string(id)) {
-		return fault.New(fault.TaskNotFound, "task_not_found", fmt.Sprintf("task %q not found", truncate(string(id), 64)))
+		return fault.New(fault.TaskNotFound, fault.ReasonTaskNotFound, fmt.Sprintf("task %q not found", truncate(string(id), 64)))
 	}
 	return nil
 }
 
 func notFound(id a2av1.TaskID) error {
-	return fault.New(fault.TaskNotFound, "task_not_found", fmt.Sprintf("task %q not found", truncate(string(id), 64))).
+	return fault.New(fault.TaskNotFound, fault.ReasonTaskNotFound, fmt.Sprintf("task %q not found", truncate(string(id), 64))).
 		With("task_id", truncate(string(id), MaxTaskIDLen))
 }
 
@@ -122,7 +122,7 @@ func (s *TaskStore) Create(ctx context.Context, rec *Record) error {
 	}
 	if _, err := s.kv.Create(ctx, string(rec.Task.ID), b); err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
-			return fault.Newf(fault.InvalidState, "task_exists", "task %q already exists", rec.Task.ID)
+			return fault.Newf(fault.InvalidState, fault.ReasonTaskExists, "task %q already exists", rec.Task.ID)
 		}
 		return fmt.Errorf("a2a: create task: %w", err)
 	}
@@ -186,7 +186,7 @@ func (s *TaskStore) Update(ctx context.Context, id a2av1.TaskID, next TaskState,
 		}
 		return rec, nil
 	}
-	return nil, fault.Newf(fault.InvalidState, "task_contended", "task %s changed %d times during one update", id, maxUpdateRetries)
+	return nil, fault.Newf(fault.InvalidState, fault.ReasonTaskContended, "task %s changed %d times during one update", id, maxUpdateRetries)
 }
 
 // ListQuery filters and pages ListTasks.

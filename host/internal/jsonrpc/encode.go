@@ -121,7 +121,7 @@ func errorData(env Envelope, transportRID string, fe *fault.Error, extras, info 
 	if s, ok := fe.Data["session_id"].(string); ok && s != "" {
 		sid = s
 	}
-	reason := ReasonOf(fe)
+	reason := fe.WireReason()
 	ts := Timestamp(time.Now())
 
 	if info {
@@ -153,45 +153,6 @@ func errorData(env Envelope, transportRID string, fe *fault.Error, extras, info 
 		data["session_id"] = sid
 	}
 	return data
-}
-
-// ReasonOf is the fault's reason, or the default reason of its kind.
-func ReasonOf(fe *fault.Error) string {
-	if fe.Reason != "" {
-		return fe.Reason
-	}
-	switch fe.Kind {
-	case fault.Parse:
-		return fault.ReasonParse
-	case fault.InvalidRequest:
-		return fault.ReasonInvalidRequest
-	case fault.MethodNotFound:
-		return fault.ReasonUnknownMethod
-	case fault.InvalidParams:
-		return fault.ReasonInvalidParams
-	case fault.Canceled:
-		return fault.ReasonCanceled
-	case fault.Timeout:
-		return fault.ReasonTimeout
-	case fault.Internal:
-		return fault.ReasonInternal
-	}
-	return snake(fe.Kind.String())
-}
-
-// snake turns a Go name into snake_case: "SessionNotFound" → "session_not_found".
-func snake(name string) string {
-	var b strings.Builder
-	for i, r := range name {
-		if r >= 'A' && r <= 'Z' {
-			if i > 0 {
-				b.WriteByte('_')
-			}
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 // upperSnake turns a reason into ErrorInfo's UPPER_SNAKE_CASE.

@@ -175,7 +175,7 @@ func (m *Manager) Execute(ctx context.Context, sessionID, planID string, opts Ex
 		return nil, err
 	}
 	if opts.Parallel {
-		return nil, fault.New(fault.InvalidParams, ReasonParallelUnsupported,
+		return nil, fault.New(fault.InvalidParams, fault.ReasonParallelUnsupported,
 			"execution_options.parallel: true is not supported; steps run one after the other, in order").
 			With("field", "execution_options.parallel")
 	}
@@ -215,10 +215,10 @@ func (m *Manager) Execute(ctx context.Context, sessionID, planID string, opts Ex
 func executable(r *Record) error {
 	switch r.Status {
 	case StatusExecuting:
-		return fault.Newf(fault.InvalidState, ReasonPlanExecuting, "plan %q is already executing (execution %s)", clip(r.PlanID, 64), r.ExecutionID).
+		return fault.Newf(fault.InvalidState, fault.ReasonPlanExecuting, "plan %q is already executing (execution %s)", clip(r.PlanID, 64), r.ExecutionID).
 			With("plan_id", r.PlanID)
 	case StatusCompleted:
-		return fault.Newf(fault.InvalidState, ReasonPlanCompleted, "plan %q has completed; create a new plan to run it again", clip(r.PlanID, 64)).
+		return fault.Newf(fault.InvalidState, fault.ReasonPlanCompleted, "plan %q has completed; create a new plan to run it again", clip(r.PlanID, 64)).
 			With("plan_id", r.PlanID)
 	}
 	return nil
@@ -242,7 +242,7 @@ func (m *Manager) Cancel(ctx context.Context, sessionID, planID string) (*Record
 	}
 	rec, err := m.recs.update(ctx, sessionID, planID, func(r *Record) error {
 		if r.Status != StatusExecuting {
-			return fault.Newf(fault.InvalidState, ReasonPlanNotExecuting, "plan %q is %s, not executing", clip(r.PlanID, 64), r.Status).
+			return fault.Newf(fault.InvalidState, fault.ReasonPlanNotExecuting, "plan %q is %s, not executing", clip(r.PlanID, 64), r.Status).
 				With("plan_id", r.PlanID).With("status", r.Status)
 		}
 		now := time.Now().UTC()

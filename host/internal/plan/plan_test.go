@@ -113,18 +113,18 @@ func TestPlanMethodErrors(t *testing.T) {
 		kind   fault.Kind
 		reason string
 	}{
-		{"status from another session", func() error { _, err := e.m.Status(ctx, other, "mine"); return err }, fault.PlanNotFound, ReasonPlanNotFound},
-		{"execute from another session", func() error { _, err := e.m.Execute(ctx, other, "mine", ExecuteOptions{}); return err }, fault.PlanNotFound, ReasonPlanNotFound},
-		{"cancel from another session", func() error { _, err := e.m.Cancel(ctx, other, "mine"); return err }, fault.PlanNotFound, ReasonPlanNotFound},
-		{"unknown plan", func() error { _, err := e.m.Status(ctx, owner, "nope"); return err }, fault.PlanNotFound, ReasonPlanNotFound},
+		{"status from another session", func() error { _, err := e.m.Status(ctx, other, "mine"); return err }, fault.PlanNotFound, fault.ReasonPlanNotFound},
+		{"execute from another session", func() error { _, err := e.m.Execute(ctx, other, "mine", ExecuteOptions{}); return err }, fault.PlanNotFound, fault.ReasonPlanNotFound},
+		{"cancel from another session", func() error { _, err := e.m.Cancel(ctx, other, "mine"); return err }, fault.PlanNotFound, fault.ReasonPlanNotFound},
+		{"unknown plan", func() error { _, err := e.m.Status(ctx, owner, "nope"); return err }, fault.PlanNotFound, fault.ReasonPlanNotFound},
 		{"unknown session", func() error { _, err := e.m.Status(ctx, "sess_nope", "mine"); return err }, fault.SessionNotFound, fault.ReasonSessionNotFound},
 		{"closed session", func() error { _, err := e.m.Status(ctx, closed, "mine"); return err }, fault.SessionNotFound, fault.ReasonSessionClosed},
 		{"duplicate id", func() error {
 			_, err := e.m.Create(ctx, CreateRequest{SessionID: owner, PlanID: "mine", Definition: definition(step("s", "echo", ""))})
 			return err
-		}, fault.InvalidState, ReasonPlanExists},
-		{"parallel", func() error { _, err := e.m.Execute(ctx, owner, "mine", ExecuteOptions{Parallel: true}); return err }, fault.InvalidParams, ReasonParallelUnsupported},
-		{"cancel a created plan", func() error { _, err := e.m.Cancel(ctx, owner, "mine"); return err }, fault.InvalidState, ReasonPlanNotExecuting},
+		}, fault.InvalidState, fault.ReasonPlanExists},
+		{"parallel", func() error { _, err := e.m.Execute(ctx, owner, "mine", ExecuteOptions{Parallel: true}); return err }, fault.InvalidParams, fault.ReasonParallelUnsupported},
+		{"cancel a created plan", func() error { _, err := e.m.Cancel(ctx, owner, "mine"); return err }, fault.InvalidState, fault.ReasonPlanNotExecuting},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,7 +136,7 @@ func TestPlanMethodErrors(t *testing.T) {
 
 	mustExecute(t, e, owner, "slow", ExecuteOptions{})
 	_, err := e.m.Execute(ctx, owner, "slow", ExecuteOptions{})
-	wantFault(t, err, fault.InvalidState, ReasonPlanExecuting)
+	wantFault(t, err, fault.InvalidState, fault.ReasonPlanExecuting)
 	if _, err := e.m.Cancel(ctx, owner, "slow"); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestPlanMethodErrors(t *testing.T) {
 	mustExecute(t, e, owner, "mine", ExecuteOptions{})
 	waitFor(t, e, owner, "mine", "completion", finished)
 	_, err = e.m.Execute(ctx, owner, "mine", ExecuteOptions{})
-	wantFault(t, err, fault.InvalidState, ReasonPlanCompleted)
+	wantFault(t, err, fault.InvalidState, fault.ReasonPlanCompleted)
 }
 
 func TestCancelStopsTheRunningStep(t *testing.T) {

@@ -22,19 +22,10 @@ const (
 	StatusCancelled = "cancelled"
 )
 
-// Reasons of the plan methods' errors, beyond the fault.Reason* constants.
 const (
-	ReasonPlanNotFound        = "plan_not_found"         // no such plan in this session
-	ReasonPlanExists          = "plan_exists"            // plan/create with an id in use
-	ReasonPlanExecuting       = "plan_executing"         // plan/execute on a running plan
-	ReasonPlanCompleted       = "plan_completed"         // plan/execute on a completed plan
-	ReasonPlanNotExecuting    = "plan_not_executing"     // plan/cancel on a plan that is not running
-	ReasonPlanContended       = "plan_contended"         // too many concurrent updates of one plan
-	ReasonRedeliveryExhausted = "redelivery_exhausted"   // a step job was delivered MaxDeliver times
-	ReasonParallelUnsupported = "parallel_not_supported" // execution_options.parallel: true
-	maxUpdateRetries          = 32
-	executionIDPrefix         = "exec_"
-	generatedPlanIDPrefix     = "plan_"
+	maxUpdateRetries      = 32
+	executionIDPrefix     = "exec_"
+	generatedPlanIDPrefix = "plan_"
 )
 
 // Record is what the plans bucket keeps per plan.
@@ -91,7 +82,7 @@ func key(sessionID, planID string) string {
 }
 
 func notFound(planID string) *fault.Error {
-	return fault.New(fault.PlanNotFound, ReasonPlanNotFound, fmt.Sprintf("plan %q not found in this session", clip(planID, 64))).
+	return fault.New(fault.PlanNotFound, fault.ReasonPlanNotFound, fmt.Sprintf("plan %q not found in this session", clip(planID, 64))).
 		With("plan_id", clip(planID, MaxPlanIDBytes))
 }
 
@@ -119,7 +110,7 @@ func (r *records) create(ctx context.Context, rec *Record) error {
 	}
 	if _, err := r.kv.Create(ctx, key(rec.SessionID, rec.PlanID), b); err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
-			return fault.Newf(fault.InvalidState, ReasonPlanExists, "plan %q already exists in this session", clip(rec.PlanID, 64)).
+			return fault.Newf(fault.InvalidState, fault.ReasonPlanExists, "plan %q already exists in this session", clip(rec.PlanID, 64)).
 				With("plan_id", rec.PlanID)
 		}
 		return storeErr(err, "create plan")
@@ -177,7 +168,7 @@ func (r *records) update(ctx context.Context, sessionID, planID string, fn func(
 		}
 		return rec, nil
 	}
-	return nil, fault.Newf(fault.InvalidState, ReasonPlanContended, "plan %q changed %d times during one update", clip(planID, 64), maxUpdateRetries)
+	return nil, fault.Newf(fault.InvalidState, fault.ReasonPlanContended, "plan %q changed %d times during one update", clip(planID, 64), maxUpdateRetries)
 }
 
 // storeErr keeps faults and context errors as they are and wraps the rest.

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
@@ -96,17 +97,17 @@ func TestWireErrors(t *testing.T) {
 		code   float64
 		reason string
 	}{
-		{"other session", `{"method":"_cleveragents/plan/status","params":{"session_id":"` + other + `","plan_id":"p"}}`, -32101, ReasonPlanNotFound},
+		{"other session", `{"method":"_cleveragents/plan/status","params":{"session_id":"` + other + `","plan_id":"p"}}`, -32101, fault.ReasonPlanNotFound},
 		{"unknown session", `{"method":"_cleveragents/plan/status","params":{"session_id":"sess_none","plan_id":"p"}}`, -32100, "session_not_found"},
 		{"no session", `{"method":"_cleveragents/plan/create","params":{"plan_definition":{}}}`, -32602, "invalid_params"},
 		{"no plan id", `{"method":"_cleveragents/plan/execute","params":{"session_id":"` + owner + `"}}`, -32602, "invalid_params"},
 		{"array params", `{"method":"_cleveragents/plan/status","params":["x"]}`, -32602, "invalid_params"},
 		{"unknown param", `{"method":"_cleveragents/plan/status","params":{"session_id":"` + owner + `","plan_id":"p","bogus":1}}`, -32602, "invalid_params"},
-		{"parallel", `{"method":"_cleveragents/plan/execute","params":{"session_id":"` + owner + `","plan_id":"p","execution_options":{"parallel":true}}}`, -32602, ReasonParallelUnsupported},
+		{"parallel", `{"method":"_cleveragents/plan/execute","params":{"session_id":"` + owner + `","plan_id":"p","execution_options":{"parallel":true}}}`, -32602, fault.ReasonParallelUnsupported},
 		{"negative timeout", `{"method":"_cleveragents/plan/execute","params":{"session_id":"` + owner + `","plan_id":"p","execution_options":{"timeout":-5}}}`, -32602, "invalid_params"},
 		{"huge timeout", `{"method":"_cleveragents/plan/execute","params":{"session_id":"` + owner + `","plan_id":"p","execution_options":{"timeout":1e300}}}`, -32602, "invalid_params"},
-		{"duplicate", `{"method":"_cleveragents/plan/create","params":{"session_id":"` + owner + `","plan_id":"p","plan_definition":{"name":"x","steps":[{"id":"a","type":"skill","action":"echo"}]}}}`, -32107, ReasonPlanExists},
-		{"cancel created", `{"method":"_cleveragents/plan/cancel","params":{"session_id":"` + owner + `","plan_id":"p"}}`, -32107, ReasonPlanNotExecuting},
+		{"duplicate", `{"method":"_cleveragents/plan/create","params":{"session_id":"` + owner + `","plan_id":"p","plan_definition":{"name":"x","steps":[{"id":"a","type":"skill","action":"echo"}]}}}`, -32107, fault.ReasonPlanExists},
+		{"cancel created", `{"method":"_cleveragents/plan/cancel","params":{"session_id":"` + owner + `","plan_id":"p"}}`, -32107, fault.ReasonPlanNotExecuting},
 		{"metadata not an object", `{"method":"_cleveragents/plan/create","params":{"session_id":"` + owner + `","metadata":[1],"plan_definition":{"name":"x","steps":[{"id":"a","type":"skill","action":"echo"}]}}}`, -32602, "invalid_params"},
 		{"plan id with control characters", `{"method":"_cleveragents/plan/create","params":{"session_id":"` + owner + `","plan_id":"a\u0000b","plan_definition":{"name":"x","steps":[{"id":"a","type":"skill","action":"echo"}]}}}`, -32602, "invalid_params"},
 		{"plan id too long", `{"method":"_cleveragents/plan/create","params":{"session_id":"` + owner + `","plan_id":"` + strings.Repeat("p", MaxPlanIDBytes+1) + `","plan_definition":{"name":"x","steps":[{"id":"a","type":"skill","action":"echo"}]}}}`, -32602, "invalid_params"},

@@ -131,7 +131,7 @@ func (m *Manager) handle(ctx context.Context, msg jetstream.Msg) {
 		// Checkpointed before a crash: only the next job may be missing.
 		m.advance(ctx, msg, rec, log)
 	case int(meta.NumDelivered) >= m.cfg.MaxDeliver:
-		m.fail(ctx, msg, j, fault.Newf(fault.ResourceExhausted, ReasonRedeliveryExhausted,
+		m.fail(ctx, msg, j, fault.Newf(fault.ResourceExhausted, fault.ReasonRedeliveryExhausted,
 			"step %q was handed out %d times without finishing (the host running it stopped each time)",
 			rec.Definition.Steps[j.Step].ID, meta.NumDelivered), log)
 	case rec.Deadline != nil && !time.Now().Before(*rec.Deadline):

@@ -1,0 +1,161 @@
+package fault
+
+// Reasons are the machine-readable `reason` strings of error data. They are
+// part of the public contract: the README's error table lists each one with
+// its code (a test compares the two). Add, never rename. No other package
+// declares a reason.
+const (
+	// JSON-RPC envelope and params.
+	ReasonParse          = "parse_error"          // body is not JSON
+	ReasonInvalidRequest = "invalid_request"      // envelope is not JSON-RPC 2.0
+	ReasonBodyTooLarge   = "body_too_large"       // request body over the limit
+	ReasonBatchTooLarge  = "batch_too_large"      // batch longer than the limit
+	ReasonEmptyBatch     = "empty_batch"          // "[]"
+	ReasonStreamBatch    = "stream_not_batchable" // streaming method in a batch or notification
+	ReasonUnknownMethod  = "unknown_method"       // no such JSON-RPC method
+	ReasonInvalidParams  = "invalid_params"       // params malformed or missing
+	ReasonVersion        = "unsupported_version"  // envelope version or A2A-Version refused
+	ReasonInternal       = "internal"             // a host bug or failure (details logged)
+	ReasonCanceled       = "canceled"             // the caller canceled
+
+	// Skills and the sandbox.
+	ReasonSchema        = "schema"         // params fail the input schema
+	ReasonUnknownSkill  = "unknown_skill"  // no such skill
+	ReasonUnknownAgent  = "unknown_agent"  // agent/call or a card names no loaded plugin
+	ReasonUnknownTenant = "unknown_tenant" // an A2A tenant names no loaded plugin
+	ReasonTimeout       = "timeout"        // deadline exceeded
+	ReasonMemoryLimit   = "memory_limit"   // linear memory cap hit
+	ReasonOutputLimit   = "output_limit"   // output larger than the cap
+	ReasonPoolSaturated = "pool_saturated" // no instance (or task slot) free within the wait
+	ReasonRateLimited   = "rate_limited"   // a rate limit refused the call
+	ReasonCallDepth     = "call_depth"     // nested agent calls too deep
+	ReasonTrap          = "trap"           // guest trap or panic
+	ReasonPluginError   = "plugin_error"   // the plugin reported an error
+	ReasonOutputSchema  = "output_schema"  // output does not match output_schema
+	ReasonModuleClosed  = "module_closed"  // plugin unloaded while the call waited
+
+	// Sessions and context.
+	ReasonSessionNotFound = "session_not_found"
+	ReasonSessionClosed   = "session_closed"
+	ReasonSessionExists   = "session_exists"
+	ReasonContextNotFound = "context_not_found"
+	ReasonContextExpired  = "context_expired"
+	ReasonValueTooLarge   = "value_too_large" // context value over store.max_value
+	ReasonStorageFull     = "storage_full"    // a state bucket is full
+	ReasonSessionQuota    = "session_quota"   // a session's context quota is used up
+
+	// Plans.
+	ReasonPlanNotFound        = "plan_not_found"         // no such plan in this session
+	ReasonPlanExists          = "plan_exists"            // plan/create with an id in use
+	ReasonPlanExecuting       = "plan_executing"         // plan/execute on a running plan
+	ReasonPlanCompleted       = "plan_completed"         // plan/execute on a completed plan
+	ReasonPlanNotExecuting    = "plan_not_executing"     // plan/cancel on a plan that is not running
+	ReasonPlanContended       = "plan_contended"         // too many concurrent updates of one plan
+	ReasonRedeliveryExhausted = "redelivery_exhausted"   // a step job was delivered plans.max_deliver times
+	ReasonParallelUnsupported = "parallel_not_supported" // execution_options.parallel: true
+
+	// A2A tasks and cards.
+	ReasonTaskNotFound              = "task_not_found"
+	ReasonTaskExists                = "task_exists"        // a task id is already stored
+	ReasonTaskContended             = "task_contended"     // too many concurrent updates of one task
+	ReasonTaskTerminal              = "task_terminal"      // the task already ended
+	ReasonInvalidTransition         = "invalid_transition" // a task state change the state machine forbids
+	ReasonTaskContinuation          = "task_continuation"  // a follow-up message to an existing task
+	ReasonPushNotSupported          = "push_not_supported"
+	ReasonContentType               = "content_type" // a part or output mode other than JSON or text
+	ReasonExtendedCardNotConfigured = "extended_card_not_configured"
+
+	// Access.
+	ReasonLoopbackOnly = "loopback_only" // non-loopback client and no API keys
+
+	// Default reasons of kinds raised without a specific reason (see
+	// Error.WireReason); the code always names a specific one.
+	ReasonSkillFailed              = "skill_failed"
+	ReasonUnauthorized             = "unauthorized"
+	ReasonForbidden                = "forbidden"
+	ReasonResourceExhausted        = "resource_exhausted"
+	ReasonInvalidState             = "invalid_state"
+	ReasonUnsupportedOperation     = "unsupported_operation"
+	ReasonInvalidAgentResponse     = "invalid_agent_response"
+	ReasonExtensionSupportRequired = "extension_support_required"
+)
+
+// reasonKinds lists every reason with the kinds it is raised with: the pairs
+// a client may see. The README's error table lists the same pairs, and a test
+// checks that every fault.New/Newf/Wrap in the host names one of them.
+var reasonKinds = map[string][]Kind{
+	ReasonParse:          {Parse},
+	ReasonInvalidRequest: {InvalidRequest},
+	ReasonBodyTooLarge:   {InvalidRequest},
+	ReasonBatchTooLarge:  {InvalidRequest},
+	ReasonEmptyBatch:     {InvalidRequest},
+	ReasonStreamBatch:    {InvalidRequest},
+	ReasonUnknownMethod:  {MethodNotFound},
+	ReasonInvalidParams:  {InvalidParams},
+	ReasonVersion:        {InvalidParams, VersionNotSupported},
+	ReasonInternal:       {Internal},
+	ReasonCanceled:       {Canceled},
+
+	ReasonSchema:        {InvalidParams},
+	ReasonUnknownSkill:  {InvalidParams},
+	ReasonUnknownAgent:  {AgentNotFound},
+	ReasonUnknownTenant: {InvalidParams},
+	ReasonTimeout:       {Timeout},
+	ReasonMemoryLimit:   {ResourceExhausted},
+	ReasonOutputLimit:   {ResourceExhausted},
+	ReasonPoolSaturated: {ResourceExhausted},
+	ReasonRateLimited:   {ResourceExhausted},
+	ReasonCallDepth:     {ResourceExhausted},
+	ReasonTrap:          {SkillFailed},
+	ReasonPluginError:   {SkillFailed},
+	ReasonOutputSchema:  {SkillFailed},
+	ReasonModuleClosed:  {InvalidState},
+
+	ReasonSessionNotFound: {SessionNotFound},
+	ReasonSessionClosed:   {SessionNotFound, InvalidState},
+	ReasonSessionExists:   {InvalidState},
+	ReasonContextNotFound: {InvalidParams},
+	ReasonContextExpired:  {InvalidParams},
+	ReasonValueTooLarge:   {InvalidParams},
+	ReasonStorageFull:     {ResourceExhausted},
+	ReasonSessionQuota:    {ResourceExhausted},
+
+	ReasonPlanNotFound:        {PlanNotFound},
+	ReasonPlanExists:          {InvalidState},
+	ReasonPlanExecuting:       {InvalidState},
+	ReasonPlanCompleted:       {InvalidState},
+	ReasonPlanNotExecuting:    {InvalidState},
+	ReasonPlanContended:       {InvalidState},
+	ReasonRedeliveryExhausted: {ResourceExhausted},
+	ReasonParallelUnsupported: {InvalidParams},
+
+	ReasonTaskNotFound:              {TaskNotFound},
+	ReasonTaskExists:                {InvalidState},
+	ReasonTaskContended:             {InvalidState},
+	ReasonTaskTerminal:              {TaskNotCancelable, UnsupportedOperation, InvalidState},
+	ReasonInvalidTransition:         {InvalidState},
+	ReasonTaskContinuation:          {UnsupportedOperation},
+	ReasonPushNotSupported:          {PushNotSupported},
+	ReasonContentType:               {ContentTypeNotSupported},
+	ReasonExtendedCardNotConfigured: {ExtendedCardNotConfigured},
+
+	ReasonLoopbackOnly: {Forbidden},
+
+	ReasonSkillFailed:              {SkillFailed},
+	ReasonUnauthorized:             {Unauthorized},
+	ReasonForbidden:                {Forbidden},
+	ReasonResourceExhausted:        {ResourceExhausted},
+	ReasonInvalidState:             {InvalidState},
+	ReasonUnsupportedOperation:     {UnsupportedOperation},
+	ReasonInvalidAgentResponse:     {InvalidAgentResponse},
+	ReasonExtensionSupportRequired: {ExtensionSupportRequired},
+}
+
+// WireReason is the reason sent to clients: Reason, or the default reason of
+// the error's kind when it has none.
+func (e *Error) WireReason() string {
+	if e.Reason != "" {
+		return e.Reason
+	}
+	return e.Kind.row().reason
+}
