@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,86 +14,114 @@ import (
 
 // Bind decodes the params into v strictly: a member v does not know is an
 // error, except the spec-001 envelope members (request_id, timestamp,
-// version, session_id), which are always allowed and are decoded into v when
-// v has fields for them. Member names are case-sensitive (encoding/json alone
-// would fold "SESSION_ID" onto session_id while the envelope reader does
-// not, so one request could carry two session ids). Absent params leave v
-// unchanged. Failures are *fault.Error of kind InvalidParams whose message
-// and data name the field.
+// version, session_id) of a top-level object, which are always allowed and
+// are decoded into v when v has fields for them. Member names are
+// case-sensitive (encoding/json alone would fold "SESSION_ID" onto
+// session_id while the envelope reader does not, so one request could carry
+// two session ids). Absent params leave v unchanged. Failures are
+// *fault.Error of kind InvalidParams whose message and data name the field.
+//
+// Unknown members are found by walking the params alongside v's type (see
+// checkMembers), before encoding/json decodes them; nothing depends on the
+// text of encoding/json's errors.
 func (r *Request) Bind(v any) error {
 	if len(r.Params) == 0 {
 		return nil
 	}
-	params := []byte(r.Params)
-	stripped := map[string]bool{}
-	for {
-		err := decodeStrict(params, v)
-		if err == nil {
-			return checkExactNames(params, v)
-		}
-		if f, ok := unknownField(err); ok && isEnvelopeKey(f) && !stripped[f] {
-			stripped[f] = true
-			params = withoutMember(params, f)
-			continue
-		}
+	if err := checkMembers(r.Params, reflect.TypeOf(v), true); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(r.Params, v); err != nil {
 		return bindError(err)
 	}
+	return nil
 }
 
-func decodeStrict(params []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(params))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
-}
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
-// unknownField extracts the member name from encoding/json's unknown-field
-// error, which has no dedicated type.
-func unknownField(err error) (string, bool) {
-	const prefix = "json: unknown field "
-	msg := err.Error()
-	i := strings.Index(msg, prefix)
-	if i < 0 {
-		return "", false
+// checkMembers refuses an object member that the Go type t it decodes into
+// has no field for (matched exactly, as the JSON name encoding/json would
+// use), at any depth. Types that decode themselves (json.Unmarshaler,
+// encoding.TextUnmarshaler), interfaces and maps accept any member. A value
+// whose JSON type does not fit t is left to encoding/json, which reports it.
+// top allows the envelope members on the top-level object.
+func checkMembers(raw json.RawMessage, t reflect.Type, top bool) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	var name string
-	if json.Unmarshal([]byte(msg[i+len(prefix):]), &name) != nil {
-		return "", false
+	if t == nil || reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return nil
 	}
-	return name, true
+	switch t.Kind() {
+	case reflect.Struct:
+		if kindOf(raw) != '{' {
+			return nil
+		}
+		fields := map[string]reflect.Type{}
+		jsonFields(t, fields)
+		return eachMember(raw, func(name string, val json.RawMessage) error {
+			ft, ok := fields[name]
+			switch {
+			case ok:
+				return checkMembers(val, ft, false)
+			case top && isEnvelopeKey(name):
+				return nil
+			}
+			for known := range fields {
+				if strings.EqualFold(name, known) {
+					return fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams,
+						"params: unknown field %q (member names are case-sensitive: did you mean %q?)", name, known).With("field", name)
+				}
+			}
+			return fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "params: unknown field %q", name).With("field", name)
+		})
+	case reflect.Map:
+		if kindOf(raw) != '{' {
+			return nil
+		}
+		return eachMember(raw, func(_ string, val json.RawMessage) error { return checkMembers(val, t.Elem(), false) })
+	case reflect.Slice, reflect.Array:
+		if kindOf(raw) != '[' {
+			return nil
+		}
+		var elems []json.RawMessage
+		if json.Unmarshal(raw, &elems) != nil {
+			return nil
+		}
+		for _, el := range elems {
+			if err := checkMembers(el, t.Elem(), false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
-// withoutMember returns the top-level object params without member key.
-// params is a valid object without duplicate members.
-func withoutMember(params []byte, key string) []byte {
-	dec := json.NewDecoder(bytes.NewReader(params))
+// eachMember calls f for each member of the object raw, in order, until f
+// fails.
+func eachMember(raw json.RawMessage, f func(name string, val json.RawMessage) error) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	if _, err := dec.Token(); err != nil {
-		return params
+		return nil
 	}
-	var buf bytes.Buffer
-	buf.WriteByte('{')
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return params
+			return nil
 		}
 		var val json.RawMessage
 		if err := dec.Decode(&val); err != nil {
-			return params
+			return nil
 		}
 		name, _ := tok.(string)
-		if name == key {
-			continue
+		if err := f(name, val); err != nil {
+			return err
 		}
-		if buf.Len() > 1 {
-			buf.WriteByte(',')
-		}
-		k, _ := json.Marshal(name)
-		buf.Write(k)
-		buf.WriteByte(':')
-		buf.Write(val)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes()
+	return nil
 }
 
 func bindError(err error) error {
@@ -109,10 +138,6 @@ func bindError(err error) error {
 		return fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err,
 			fmt.Sprintf("params: field %q must be %s, got %s", typeErr.Field, article(typeErr.Type), typeErr.Value)).
 			With("field", typeErr.Field)
-	}
-	if f, ok := unknownField(err); ok {
-		return fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err,
-			fmt.Sprintf("params: unknown field %q", f)).With("field", f)
 	}
 	return fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err, "params: "+err.Error())
 }
@@ -141,39 +166,11 @@ func article(t reflect.Type) string {
 	return "a " + t.String()
 }
 
-// checkExactNames refuses a top-level params member whose name matches a
-// field of v only case-insensitively.
-func checkExactNames(params []byte, v any) error {
-	t := reflect.TypeOf(v)
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == nil || t.Kind() != reflect.Struct {
-		return nil
-	}
-	var members map[string]json.RawMessage
-	if json.Unmarshal(params, &members) != nil {
-		return nil
-	}
-	names := map[string]bool{}
-	collectJSONNames(t, names)
-	for m := range members {
-		if names[m] || isEnvelopeKey(m) {
-			continue
-		}
-		for n := range names {
-			if strings.EqualFold(m, n) {
-				return fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams,
-					"params: unknown field %q (member names are case-sensitive: did you mean %q?)", m, n).With("field", m)
-			}
-		}
-	}
-	return nil
-}
-
-// collectJSONNames adds the JSON member names of struct type t, including
-// those of embedded structs, to names.
-func collectJSONNames(t reflect.Type, names map[string]bool) {
+// jsonFields adds the JSON member names of struct type t, with their field
+// types, to fields, as encoding/json names them: fields promoted from
+// embedded structs are added unless a shallower field has the name.
+func jsonFields(t reflect.Type, fields map[string]reflect.Type) {
+	var embedded []reflect.Type
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -187,7 +184,7 @@ func collectJSONNames(t reflect.Type, names map[string]bool) {
 				ft = ft.Elem()
 			}
 			if ft.Kind() == reflect.Struct {
-				collectJSONNames(ft, names)
+				embedded = append(embedded, ft)
 				continue
 			}
 		}
@@ -197,6 +194,15 @@ func collectJSONNames(t reflect.Type, names map[string]bool) {
 		if name == "" {
 			name = f.Name
 		}
-		names[name] = true
+		fields[name] = f.Type
+	}
+	for _, et := range embedded {
+		promoted := map[string]reflect.Type{}
+		jsonFields(et, promoted)
+		for name, ft := range promoted {
+			if _, shadowed := fields[name]; !shadowed {
+				fields[name] = ft
+			}
+		}
 	}
 }

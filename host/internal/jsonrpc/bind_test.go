@@ -26,6 +26,28 @@ type withSession struct {
 	Text      string `json:"text"`
 }
 
+type step struct {
+	ID string `json:"id"`
+}
+
+type listParams struct {
+	Steps []step           `json:"steps"`
+	ByID  map[string]*step `json:"by_id"`
+	Raw   json.RawMessage  `json:"raw"`
+	Any   any              `json:"any"`
+}
+
+// Inner is embedded by embedding.
+type Inner struct {
+	ID    int `json:"id"`
+	Depth int `json:"depth"`
+}
+
+type embedding struct {
+	Inner
+	ID string `json:"id"`
+}
+
 func TestBind(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -48,6 +70,14 @@ func TestBind(t *testing.T) {
 		{"wrong nested type", `{"nested":{"depth":1.5}}`, func() any { return &execParams{} }, nil, "nested.depth", `field "nested.depth" must be an integer`},
 		{"array for object", `[1,2]`, func() any { return &execParams{} }, nil, "", "params must be an object, got array"},
 		{"object for array", `{"a":1}`, func() any { return &[]int{} }, nil, "", "params must be an array, got object"},
+		{"unknown field in a list element", `{"steps":[{"id":"a"},{"id":"b","tyep":"x"}]}`, func() any { return &listParams{} }, nil, "tyep", `unknown field "tyep"`},
+		{"unknown field in a map value", `{"by_id":{"a":{"id":"a","extra":1}}}`, func() any { return &listParams{} }, nil, "extra", `unknown field "extra"`},
+		{"raw and any members take anything", `{"raw":{"x":1},"any":{"y":[{"z":2}]}}`, func() any { return &listParams{} },
+			&listParams{Raw: json.RawMessage(`{"x":1}`), Any: map[string]any{"y": []any{map[string]any{"z": 2.0}}}}, "", ""},
+		{"promoted field of an embedded struct", `{"id":"a","depth":2}`, func() any { return &embedding{} }, &embedding{Inner: Inner{Depth: 2}, ID: "a"}, "", ""},
+		{"outer field shadows the embedded one", `{"id":"a"}`, func() any { return &embedding{} }, &embedding{ID: "a"}, "", ""},
+		{"case-folded nested member", `{"steps":[{"ID":"a"}]}`, func() any { return &listParams{} }, nil, "ID", `did you mean "id"`},
+		{"envelope members only at the top", `{"steps":[{"id":"a","session_id":"s"}]}`, func() any { return &listParams{} }, nil, "session_id", `unknown field "session_id"`},
 		{"custom decoder error", `{"at":"yesterday"}`, func() any {
 			return &struct {
 				At time.Time `json:"at"`
