@@ -30,6 +30,9 @@ type Inspection struct {
 	MemoryMaxPages *uint32  `json:"memory_max_pages"` // null: the module declares no maximum
 	MemoryMinBytes uint64   `json:"memory_min_bytes"`
 	MemoryMaxBytes *uint64  `json:"memory_max_bytes"`
+	// Shape counts what the module declares; every count is within the
+	// sandbox limits (Inspect refuses the module otherwise).
+	Shape sandbox.ModuleShape `json:"shape"`
 
 	// Manifest is nil when inspecting a bare .wasm without a plugin.yaml
 	// naming it.
@@ -123,6 +126,7 @@ func Inspect(ctx context.Context, path string) (*Inspection, error) {
 		Exports: info.Exports, Imports: info.Imports,
 		MemoryMinPages: info.MemoryMinPages, MemoryMaxPages: info.MemoryMaxPages,
 		MemoryMinBytes: uint64(info.MemoryMinPages) * pageSize,
+		Shape:          info.Shape,
 	}
 	if info.MemoryMaxPages != nil {
 		b := uint64(*info.MemoryMaxPages) * pageSize
@@ -189,6 +193,9 @@ func (in *Inspection) WriteText(w io.Writer) error {
 		maxMem = fmt.Sprintf("%d pages (%s)", *in.MemoryMaxPages, FormatBytes(*in.MemoryMaxBytes))
 	}
 	p("memory:", "min %d pages (%s), max %s", in.MemoryMinPages, FormatBytes(in.MemoryMinBytes), maxMem)
+	sh := in.Shape
+	p("shape:", "%d functions, %d globals, %d element items, %d data segments; at most %d locals and %s of code in one function",
+		sh.Functions, sh.Globals, sh.ElementItems, sh.DataSegments, sh.MaxLocals, FormatBytes(uint64(sh.MaxBodyBytes)))
 	p("exports:", "%s", strings.Join(in.Exports, ", "))
 	p("imports:", "%s", strings.Join(in.Imports, ", "))
 	if m := in.Manifest; m != nil {

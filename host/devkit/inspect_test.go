@@ -54,7 +54,7 @@ func TestInspectPluginFolder(t *testing.T) {
 	if err := in.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"sha256:", "greeter_hello → greeter_hello (exported, 2 examples)", "effective:", "timeout 2s, memory 64MiB"} {
+	for _, s := range []string{"sha256:", "greeter_hello → greeter_hello (exported, 2 examples)", "effective:", "timeout 2s, memory 64MiB", "shape:"} {
 		if !strings.Contains(text.String(), s) {
 			t.Errorf("text output lacks %q:\n%s", s, text.String())
 		}
@@ -84,6 +84,10 @@ func TestInspectBareModule(t *testing.T) {
 		Wasm: bare, Size: in.Size, SHA256: in.SHA256,
 		Exports: []string{"run"}, Imports: []string{"env.evil"},
 		MemoryMinPages: 40, MemoryMaxPages: &maxPages, MemoryMinBytes: 40 * 64 << 10, MemoryMaxBytes: &maxBytes,
+		Shape: in.Shape,
+	}
+	if in.Shape.Functions != 2 || in.Shape.Exports != 2 {
+		t.Errorf("shape %+v: want 2 functions (the import and run) and 2 exports", in.Shape)
 	}
 	if diff := cmp.Diff(want, in); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)

@@ -136,3 +136,22 @@ func TestValidateNotesNetworkNeeds(t *testing.T) {
 		t.Errorf("notes = %q, want one naming the host the operator must allow", rep.Notes)
 	}
 }
+
+// TestValidateRefusesHostileShape: a 30-byte module declaring 2^32-1 locals
+// (it made wazero allocate 32 GiB) is refused before anything compiles,
+// naming the limit.
+func TestValidateRefusesHostileShape(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mustCopy(t, "../internal/sandbox/testdata/shape/locals_4g.wasm", filepath.Join(dir, "hog.wasm"))
+	mustWrite(t, filepath.Join(dir, "plugin.yaml"), `name: hog
+version: 1.0.0
+description: declares 2^32-1 locals
+wasm: hog.wasm
+skills:
+  - id: run
+    description: d
+    examples: ['{}']
+`)
+	wantProblems(t, mustValidate(t, dir), "hog.wasm: invalid wasm module", "function 0 declares 4294967295 locals, over the sandbox limit of 50000")
+}

@@ -113,6 +113,8 @@ func TestLoadRefusals(t *testing.T) {
 			`skills[0].function: "nope" is not exported by plugin.wasm`},
 		{"missing import", Policy{}, pluginSpec{name: "p", module: "hostcall", skills: "  - {id: probe, description: d}\n"},
 			"wasm: plugin.wasm: loading plugin \"p\": invalid wasm module: imports not provided by the host: extism:host/user.probe"},
+		{"2^32-1 locals", Policy{}, pluginSpec{name: "p", module: "shape/locals_4g", skills: "  - {id: run, description: d}\n"},
+			"wasm: plugin.wasm: invalid wasm module: section 10: function 0 declares 4294967295 locals, over the sandbox limit of 50000"},
 		{"memory below declared minimum", Policy{}, pluginSpec{name: "p", module: "big_decl", extra: "limits: {memory: 1MiB}", skills: "  - {id: run, description: d}\n"},
 			"wasm: plugin.wasm: "},
 	}

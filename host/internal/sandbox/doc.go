@@ -24,6 +24,14 @@
 //	trap, panic, stack overflow, exit≠0  SkillFailed        trap
 //	export not found                     InvalidParams      unknown_skill
 //
+// Module shape: wazero's decoder sizes slices from declared counts before
+// it reads what they count (a function declaring 2^32-1 locals made it
+// allocate 4 GiB while decoding and its compiler 32 GiB). Inspect walks
+// every section wazero decodes and refuses a count or length that the
+// module's bytes cannot hold, or that exceeds DefaultShapeLimits, with a
+// *LimitError (wrapping ErrShapeLimit and ErrInvalidModule) naming the
+// limit; Load inspects before it compiles.
+//
 // Tables: wazero keeps wasm tables in Go memory that the memory meter does
 // not see, so they are bounded at Load instead. The tables of a module share
 // a budget of MemoryBytes/8 entries (wazero stores an entry as a uintptr, 8

@@ -23,6 +23,8 @@ type ModuleInfo struct {
 	Tables []TableInfo
 	// Size is the module's size in bytes.
 	Size int
+	// Shape counts what the module declares (functions, globals, locals…).
+	Shape ModuleShape
 }
 
 // HasExport reports whether fn is an exported function.
@@ -36,14 +38,24 @@ func (i ModuleInfo) HasExport(fn string) bool {
 // minimum over the cap).
 var ErrInvalidModule = errors.New("invalid wasm module")
 
-// Inspect decodes the import, table, memory and export sections of a wasm binary.
-// It neither compiles nor instantiates the module, so it is cheap and safe
-// on untrusted bytes.
+// Inspect decodes the import, table, memory and export sections of a wasm
+// binary and checks every count the module declares against
+// DefaultShapeLimits (a refusal wraps ErrInvalidModule and ErrShapeLimit
+// and is a *LimitError naming the limit). It neither compiles nor
+// instantiates the module, so it is cheap and safe on untrusted bytes; a
+// module it accepts cannot make wazero's decoder allocate from a declared
+// count more than the module's own bytes justify.
 func Inspect(ctx context.Context, wasm []byte) (ModuleInfo, error) {
+	return InspectWithLimits(ctx, wasm, DefaultShapeLimits())
+}
+
+// InspectWithLimits is Inspect with explicit shape limits (zero fields are
+// zero limits, not defaults).
+func InspectWithLimits(ctx context.Context, wasm []byte, lim ShapeLimits) (ModuleInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return ModuleInfo{}, err
 	}
-	info, err := decodeInfo(wasm)
+	info, err := decodeInfo(wasm, lim)
 	if err != nil {
 		return ModuleInfo{}, fmt.Errorf("%w: %w", ErrInvalidModule, err)
 	}
@@ -139,8 +151,9 @@ func (r *reader) limits() (minPages uint32, maxP *uint32, err error) {
 	return minPages, maxP, nil
 }
 
-func decodeInfo(wasm []byte) (ModuleInfo, error) {
+func decodeInfo(wasm []byte, lim ShapeLimits) (ModuleInfo, error) {
 	info := ModuleInfo{Size: len(wasm), Exports: []string{}, Imports: []string{}}
+	d := &shapeDecoder{lim: lim, shape: &info.Shape}
 	if !bytes.HasPrefix(wasm, wasmHeader) {
 		return info, errors.New("not a wasm binary module (bad magic or version)")
 	}
@@ -160,14 +173,30 @@ func decodeInfo(wasm []byte) (ModuleInfo, error) {
 		}
 		s := &reader{b: body}
 		switch id {
+		case secCustom:
+			err = d.customSection(s)
+		case secType:
+			err = d.typeSection(s)
 		case secImport:
-			err = decodeImports(s, &info)
+			err = d.imports(s, &info)
+		case secFunction:
+			err = d.functionSection(s)
 		case secTable:
-			err = decodeTables(s, &info)
+			err = d.tableSection(s, &info)
 		case secMemory:
 			err = decodeMemories(s, &info)
+		case secGlobal:
+			err = d.globalSection(s)
 		case secExport:
-			err = decodeExports(s, &info)
+			err = d.exports(s, &info)
+		case secElement:
+			err = d.elementSection(s)
+		case secCode:
+			err = d.codeSection(s)
+		case secData:
+			err = d.dataSection(s)
+		case secTag:
+			err = d.tagSection(s)
 		}
 		if err != nil {
 			return info, fmt.Errorf("section %d: %w", id, err)
@@ -178,8 +207,8 @@ func decodeInfo(wasm []byte) (ModuleInfo, error) {
 	return info, nil
 }
 
-func decodeImports(s *reader, info *ModuleInfo) error {
-	n, err := s.u32()
+func (d *shapeDecoder) imports(s *reader, info *ModuleInfo) error {
+	n, err := s.count("the import section", "imports", 4, d.lim.Imports)
 	if err != nil {
 		return err
 	}
@@ -199,6 +228,7 @@ func decodeImports(s *reader, info *ModuleInfo) error {
 		switch kind {
 		case externFunc:
 			_, err = s.u32()
+			d.importedFuncs++
 			info.Imports = append(info.Imports, mod+"."+name)
 		case externTable:
 			var tt tableType
@@ -215,6 +245,7 @@ func decodeImports(s *reader, info *ModuleInfo) error {
 			// An imported memory is never provided: report it as an import.
 			info.Imports = append(info.Imports, mod+"."+name)
 		case externGlobal:
+			d.shape.Globals++
 			var vt byte
 			if vt, err = s.byte(); err == nil {
 				if err = s.refTypeRest(vt); err == nil {
@@ -232,7 +263,14 @@ func decodeImports(s *reader, info *ModuleInfo) error {
 			return err
 		}
 	}
-	return nil
+	d.shape.Functions = d.importedFuncs
+	if err := check("the import section", "functions", uint64(d.importedFuncs), d.lim.Functions); err != nil {
+		return err
+	}
+	if err := check("the import section", "globals", uint64(d.shape.Globals), d.lim.Globals); err != nil {
+		return err
+	}
+	return check("the import section", "tables", uint64(len(info.Tables)), d.lim.Tables)
 }
 
 func decodeMemories(s *reader, info *ModuleInfo) error {
@@ -252,11 +290,12 @@ func decodeMemories(s *reader, info *ModuleInfo) error {
 	return nil
 }
 
-func decodeExports(s *reader, info *ModuleInfo) error {
-	n, err := s.u32()
+func (d *shapeDecoder) exports(s *reader, info *ModuleInfo) error {
+	n, err := s.count("the export section", "exports", 3, d.lim.Exports)
 	if err != nil {
 		return err
 	}
+	d.shape.Exports = int(n)
 	for range n {
 		name, err := s.name()
 		if err != nil {

@@ -275,9 +275,9 @@ func (r *reader) skipConstExpr() error {
 	}
 }
 
-// decodeTables reads the table section.
-func decodeTables(s *reader, info *ModuleInfo) error {
-	n, err := s.u32()
+// tableSection reads the table section.
+func (d *shapeDecoder) tableSection(s *reader, info *ModuleInfo) error {
+	n, err := s.countFrom("the module", "tables (imported ones included)", 3, uint64(len(info.Tables)), d.lim.Tables)
 	if err != nil {
 		return err
 	}
