@@ -132,8 +132,11 @@ func TestHostFunctionSeesCallContext(t *testing.T) {
 }
 
 func FuzzInspect(f *testing.F) {
-	for _, name := range []string{"hostile", "big_decl", "bad_import", "start_loop"} {
+	for _, name := range []string{"hostile", "big_decl", "bad_import", "start_loop", "tables", "shape/declares"} {
 		f.Add(mustFixture(f, name))
+	}
+	for _, h := range hostileShapes {
+		f.Add(h.wasm)
 	}
 	f.Fuzz(func(t *testing.T, wasm []byte) {
 		info, err := sandbox.Inspect(context.Background(), wasm)
