@@ -138,6 +138,9 @@ func newPluginValidateCmd() *cobra.Command {
 				for _, p := range rep.Problems {
 					fmt.Fprintf(w, "problem: %s\n", p)
 				}
+				for _, p := range rep.Warnings {
+					fmt.Fprintf(w, "warning: %s\n", p)
+				}
 				for _, n := range rep.Notes {
 					fmt.Fprintf(w, "note: %s\n", n)
 				}
@@ -156,25 +159,26 @@ func newPluginValidateCmd() *cobra.Command {
 }
 
 func newPluginTestCmd() *cobra.Command {
-	var verbose, allowPrivate bool
+	var verbose, allowPrivate, network bool
 	cmd := &cobra.Command{
 		Use:   "test DIR",
-		Short: "Run every manifest example in the real sandbox and check outputs against output_schema",
+		Short: "Run every manifest example in the real sandbox and check what it produces",
 		Long: `Load the plugin in the real sandbox (the same registry, limits and host functions as
-"skillhost serve", with an embedded state store and one session), run every example of every
-skill in manifest order, and check each output against the skill's output_schema.
-Prints PASS/FAIL per example with its time and a summary line "N passed, M failed".
-The plugin gets exactly the network hosts and paths its manifest asks for; limits are capped
-by the default operator policy.`,
+"skillhost serve", with an embedded state store and one session) and run every example of
+every skill in manifest order. An example passes when the call succeeds with an output valid
+against the skill's output_schema and equal to its expected output (if it gives one), or when
+it fails as its expected error says ({code, reason}). Empty output counts as null, as callers
+receive it. Examples marked needs_network are skipped unless --network is given; a skill
+without examples is a warning.
+Prints PASS/FAIL/SKIP per example with its time and a summary line "N passed, M failed".
+With -v, each example's input and output, and the plugin's log lines and progress reports
+under it. The plugin gets exactly the network hosts and paths its manifest asks for; limits
+are capped by the default operator policy.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			level := slog.LevelWarn
-			if verbose {
-				level = slog.LevelDebug
-			}
 			opts := devkit.TestOptions{
-				Out: cmd.OutOrStdout(), Verbose: verbose, CacheDir: cacheDir(),
-				Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})),
+				Out: cmd.OutOrStdout(), Verbose: verbose, Network: network, CacheDir: cacheDir(),
+				Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn})),
 			}
 			if allowPrivate {
 				opts.Net.AllowPrivate = devkit.PrivateRanges()
@@ -189,7 +193,8 @@ by the default operator policy.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "print each output and the plugin's logs")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "print each input and output, and the plugin's logs and progress")
+	cmd.Flags().BoolVar(&network, "network", false, "also run the examples marked needs_network")
 	cmd.Flags().BoolVar(&allowPrivate, "allow-private", false, "let http_fetch reach loopback and private addresses (local test servers)")
 	return cmd
 }

@@ -103,7 +103,7 @@ func TestPluginWorkflow(t *testing.T) {
 		{[]string{"new", "first", "--dir", dir, "--sdk", sdkDir(t)}, "created " + dir + " (skill first_hello"},
 		{[]string{"build", dir}, "built " + filepath.Join(dir, "first.wasm")},
 		{[]string{"validate", dir}, dir + ": ok"},
-		{[]string{"test", dir}, "2 passed, 0 failed\n"},
+		{[]string{"test", dir}, "3 passed, 0 failed\n"},
 	}
 	for _, s := range steps {
 		stdout, stderr, code := runPlugin(t, s.args...)

@@ -43,9 +43,9 @@ func builtFirstParty(t testing.TB, name string) string {
 }
 
 // TestFirstPartyPlugins runs `plugin validate` and `plugin test` on every
-// first-party plugin. The fetch plugin's examples name example.com, which
-// tests cannot reach: its manifest is pointed at a loopback server that
-// answers for those URLs instead.
+// first-party plugin. The fetch plugin's network examples (needs_network)
+// name example.com, which tests cannot reach: its manifest is pointed at a
+// loopback server that answers for those URLs instead, and they run.
 func TestFirstPartyPlugins(t *testing.T) {
 	t.Parallel()
 	ents, err := os.ReadDir(filepath.Join(repoRoot(t), "plugins"))
@@ -68,6 +68,7 @@ func TestFirstPartyPlugins(t *testing.T) {
 			if name == "fetch" {
 				dir = loopbackFetch(t, dir)
 				opts.Net.AllowPrivate = devkit.PrivateRanges()
+				opts.Network = true
 			}
 			rep, err := devkit.Validate(ctx, dir, devkit.ValidateOptions{CacheDir: shared.cacheDir})
 			if err != nil {
@@ -82,10 +83,26 @@ func TestFirstPartyPlugins(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tr.Failed != 0 || tr.Passed < skills {
+			if tr.Failed != 0 || tr.Skipped != 0 || tr.Passed < skills {
 				t.Errorf("%d passed, %d failed (want every example of %d skills to pass):\n%s", tr.Passed, tr.Failed, skills, out.String())
 			}
 		})
+	}
+}
+
+// TestFetchOffline: by default `plugin test plugins/fetch` skips the
+// examples that need the network, with a line saying so, and passes.
+func TestFetchOffline(t *testing.T) {
+	t.Parallel()
+	var out strings.Builder
+	rep, err := devkit.Test(context.Background(), builtFirstParty(t, "fetch"), devkit.TestOptions{Out: &out, CacheDir: shared.cacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Passed != 1 || rep.Failed != 0 || rep.Skipped != 2 ||
+		strings.Count(out.String(), "(needs the network; run with --network)\n") != 2 ||
+		!strings.HasSuffix(out.String(), "1 passed, 0 failed, 2 skipped\n") {
+		t.Errorf("%d passed, %d failed, %d skipped; output:\n%s", rep.Passed, rep.Failed, rep.Skipped, out.String())
 	}
 }
 
@@ -107,7 +124,7 @@ func loopbackFetch(t *testing.T, built string) string {
 	dir := copyPlugin(t, built)
 	yaml := filepath.Join(dir, "plugin.yaml")
 	mustEdit(t, yaml, `allowed_hosts: ["example.com", "*.example.org"]`, `allowed_hosts: ["localhost"]`)
-	mustEdit(t, yaml, `'{"url":"https://example.com/"}'`, `'{"url":"`+base+`/"}'`)
-	mustEdit(t, yaml, `'{"url":"https://www.example.org/","max_chars":200}'`, `'{"url":"`+base+`/page","max_chars":200}'`)
+	mustEdit(t, yaml, `{url: "https://example.com/"}`, `{url: "`+base+`/"}`)
+	mustEdit(t, yaml, `{url: "https://www.example.org/", max_chars: 200}`, `{url: "`+base+`/page", max_chars: 200}`)
 	return dir
 }

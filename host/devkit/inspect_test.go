@@ -37,7 +37,7 @@ func TestInspectPluginFolder(t *testing.T) {
 	}
 	want := &devkit.ManifestSummary{
 		Name: "greeter", Version: "0.1.0", Description: `A skillhost plugin scaffolded by "skillhost plugin new"`,
-		Skills:       []devkit.SkillSummary{{ID: "greeter_hello", Function: "greeter_hello", Exported: true, Examples: 2}},
+		Skills:       []devkit.SkillSummary{{ID: "greeter_hello", Function: "greeter_hello", Exported: true, Examples: 3}},
 		AllowedHosts: []string{}, AllowedPaths: []string{}, ConfigKeys: []string{},
 		Requested:      devkit.LimitsView{Timeout: "2s", Memory: "64MiB", Output: "1MiB", Concurrency: 4},
 		Effective:      devkit.LimitsView{Timeout: "2s", Memory: "64MiB", Output: "1MiB", Concurrency: 4},
@@ -54,7 +54,7 @@ func TestInspectPluginFolder(t *testing.T) {
 	if err := in.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"sha256:", "greeter_hello → greeter_hello (exported, 2 examples)", "effective:", "timeout 2s, memory 64MiB", "shape:"} {
+	for _, s := range []string{"sha256:", "greeter_hello → greeter_hello (exported, 3 examples)", "effective:", "timeout 2s, memory 64MiB", "shape:"} {
 		if !strings.Contains(text.String(), s) {
 			t.Errorf("text output lacks %q:\n%s", s, text.String())
 		}

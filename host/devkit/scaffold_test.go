@@ -128,10 +128,10 @@ func TestScaffoldWorksAsIs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tr.Passed != 2 || tr.Failed != 0 {
+	if tr.Passed != 3 || tr.Failed != 0 {
 		t.Fatalf("test: %d passed, %d failed; output:\n%s", tr.Passed, tr.Failed, out.String())
 	}
-	if !strings.HasSuffix(out.String(), "2 passed, 0 failed\n") || strings.Count(out.String(), "PASS greeter_hello") != 2 {
+	if !strings.HasSuffix(out.String(), "3 passed, 0 failed\n") || strings.Count(out.String(), "PASS greeter_hello") != 3 {
 		t.Errorf("test output lacks a PASS line per example or the summary:\n%s", out.String())
 	}
 	if got := string(tr.Results[1].Output); got != `{"greeting":"Hello, Ada!"}` {

@@ -37,9 +37,10 @@ skills:
     description: Greets someone by name
     tags: [example]
     function: [[.Skill]]
-    examples:
+    examples:                # plugin test runs each; output and error are checked when given
       - '{"name":"world"}'
-      - '{"name":"Ada","excited":true}'
+      - {input: {name: Ada, excited: true}, output: {greeting: "Hello, Ada!"}}
+      - {input: {name: "  "}, error: {code: invalid_input, reason: plugin_error}}
     input_schema:
       type: object
       required: [name]

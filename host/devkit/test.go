@@ -1,12 +1,12 @@
 package devkit
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
@@ -22,54 +22,83 @@ type TestOptions struct {
 	// Out receives a line per example as it runs and the summary line.
 	// Optional. Default: silent.
 	Out io.Writer
-	// Verbose also prints each example's output. Optional.
+	// Verbose also prints each example's input and output, and the plugin's
+	// log lines and progress reports under the example that produced them.
+	// Optional.
 	Verbose bool
+	// Network runs the examples marked needs_network (they are skipped
+	// otherwise). Optional.
+	Network bool
 	// CacheDir is wazero's compilation cache. Optional. Default: in memory.
 	CacheDir string
 	// Net is the network policy of http_fetch (e.g. AllowPrivate for a
 	// loopback test server). Optional. Default: hostfn defaults (public
 	// addresses only).
 	Net hostfn.NetPolicy
-	// Logger receives plugin logs and host diagnostics. Optional. Default:
-	// discard.
+	// Logger receives plugin logs and host diagnostics when not Verbose.
+	// Optional. Default: discard.
 	Logger *slog.Logger
 }
 
+// Outcome of one example.
+const (
+	Passed  = "pass"
+	Failed  = "fail"
+	Skipped = "skip"
+)
+
 // ExampleResult is the outcome of one manifest example.
 type ExampleResult struct {
-	Skill    string          `json:"skill"`
-	Index    int             `json:"index"` // position in the skill's examples
-	Input    json.RawMessage `json:"input"`
-	Output   json.RawMessage `json:"output,omitempty"`
-	Error    string          `json:"error,omitempty"`  // why it failed
-	Reason   string          `json:"reason,omitempty"` // fault reason of the failure
-	Duration time.Duration   `json:"duration_ns"`
-	Passed   bool            `json:"passed"`
+	Skill  string          `json:"skill"`
+	Index  int             `json:"index"` // position in the skill's examples
+	Input  json.RawMessage `json:"input"`
+	Status string          `json:"status"` // Passed, Failed or Skipped
+	// Output is what a caller would receive: the plugin's JSON output,
+	// null for an empty output, a JSON string for other text.
+	Output json.RawMessage `json:"output,omitempty"`
+	// Error is why the example failed, or why it was skipped.
+	Error string `json:"error,omitempty"`
+	// Reason is the fault reason of the call's error (also on a pass
+	// that expected it).
+	Reason   string        `json:"reason,omitempty"`
+	Duration time.Duration `json:"duration_ns"`
+	Passed   bool          `json:"passed"`
 }
 
 // TestReport is the outcome of Test.
 type TestReport struct {
-	Plugin  string          `json:"plugin"`
-	Results []ExampleResult `json:"results"`
-	Passed  int             `json:"passed"`
-	Failed  int             `json:"failed"`
+	Plugin   string          `json:"plugin"`
+	Results  []ExampleResult `json:"results"`
+	Passed   int             `json:"passed"`
+	Failed   int             `json:"failed"`
+	Skipped  int             `json:"skipped"`
+	Warnings []string        `json:"warnings"` // e.g. a skill without examples
 }
 
-// Test loads the plugin folder in the real sandbox (host/internal/sandbox behind a
-// host/internal/plugin registry, host functions wired to an embedded state store with
-// one session) under DevPolicy, runs every example of every skill in
-// manifest order (so a skill may see the context an earlier one set) and
-// checks each output against the skill's output_schema. A skill without
-// examples counts as a failure. The error is for failing to run the tests
-// at all (bad manifest, module that does not load); failed examples are
-// counted in the report.
+// Test loads the plugin folder in the real sandbox (host/internal/sandbox
+// behind a host/internal/plugin registry, host functions wired to an
+// embedded state store with one session) under DevPolicy and runs every
+// example of every skill in manifest order (so a skill may see the context
+// an earlier one set). An example passes when the call succeeds (its output
+// valid against the output_schema) and equals the expected output if one is
+// given, or when it fails as an expected error describes. Examples marked
+// needs_network are skipped unless TestOptions.Network is set. A skill
+// without examples is a warning, not a failure. The error is for failing to
+// run the tests at all (bad manifest, module that does not load).
 func Test(ctx context.Context, dir string, opts TestOptions) (*TestReport, error) {
 	m, err := plugin.LoadManifest(dir)
 	if err != nil {
 		return nil, oneLine(err)
 	}
-	logger := opts.Logger
-	if logger == nil {
+	out := opts.Out
+	if out == nil {
+		out = io.Discard
+	}
+	logger, capture := opts.Logger, (*logCapture)(nil)
+	if opts.Verbose {
+		capture = &logCapture{}
+		logger = slog.New(capture)
+	} else if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	h, err := newHarness(ctx, dir, m, harnessOptions{cacheDir: opts.CacheDir, net: opts.Net, logger: logger})
@@ -77,80 +106,105 @@ func Test(ctx context.Context, dir string, opts TestOptions) (*TestReport, error
 		return nil, fmt.Errorf("test %s: %w", dir, err)
 	}
 	defer h.close(context.WithoutCancel(ctx))
-	rep := &TestReport{Plugin: m.Name, Results: []ExampleResult{}}
-	out := opts.Out
-	if out == nil {
-		out = io.Discard
-	}
+	rep := &TestReport{Plugin: m.Name, Results: []ExampleResult{}, Warnings: []string{}}
 	for _, sk := range h.plugin.Manifest.Skills {
 		if len(sk.Examples) == 0 {
-			r := ExampleResult{Skill: sk.ID, Index: -1, Error: "the skill has no examples"}
-			rep.add(r)
-			fmt.Fprintf(out, "FAIL %-24s (no examples)\n", sk.ID)
+			w := fmt.Sprintf("skill %s has no examples; add some to plugin.yaml so plugin test can check it", sk.ID)
+			rep.Warnings = append(rep.Warnings, w)
+			fmt.Fprintf(out, "WARN %s\n", w)
 			continue
 		}
 		for i, ex := range sk.Examples {
-			r := h.run(ctx, sk, i, ex)
+			var r ExampleResult
+			if ex.NeedsNetwork && !opts.Network {
+				r = ExampleResult{Skill: sk.ID, Index: i, Input: ex.Input, Status: Skipped,
+					Error: "needs the network; run with --network"}
+			} else {
+				r = h.run(ctx, sk, i, ex, capture)
+			}
 			rep.add(r)
 			printResult(out, r, opts.Verbose)
+			capture.flush(out)
 		}
 	}
-	fmt.Fprintf(out, "%d passed, %d failed\n", rep.Passed, rep.Failed)
+	fmt.Fprintf(out, "%d passed, %d failed", rep.Passed, rep.Failed)
+	if rep.Skipped > 0 {
+		fmt.Fprintf(out, ", %d skipped", rep.Skipped)
+	}
+	fmt.Fprintln(out)
 	return rep, nil
 }
 
 func (rep *TestReport) add(r ExampleResult) {
 	rep.Results = append(rep.Results, r)
-	if r.Passed {
+	switch r.Status {
+	case Passed:
 		rep.Passed++
-	} else {
+	case Skipped:
+		rep.Skipped++
+	default:
 		rep.Failed++
 	}
 }
 
-// run executes one example through the registry, as a client call would.
-func (h *harness) run(ctx context.Context, sk *plugin.Skill, i int, input json.RawMessage) ExampleResult {
-	r := ExampleResult{Skill: sk.ID, Index: i, Input: input}
+// run executes one example through the registry, as a client call would,
+// and checks the outcome against the example's expectation.
+func (h *harness) run(ctx context.Context, sk *plugin.Skill, i int, ex plugin.Example, capture *logCapture) ExampleResult {
+	r := ExampleResult{Skill: sk.ID, Index: i, Input: ex.Input}
 	start := time.Now()
-	call := &hostfn.Call{SessionID: h.session, Plugin: h.plugin.Manifest.Name, Skill: sk.ID, RequestID: fmt.Sprintf("plugin-test-%s-%d", sk.ID, i)}
+	call := &hostfn.Call{SessionID: h.session, Plugin: h.plugin.Manifest.Name, Skill: sk.ID,
+		RequestID: fmt.Sprintf("plugin-test-%s-%d", sk.ID, i)}
+	if capture != nil {
+		call.Progress = capture.progress
+	}
 	o, err := h.reg.Execute(ctx, plugin.Call{
-		SkillID: sk.ID, Agent: h.plugin.Manifest.Name, Input: input,
+		SkillID: sk.ID, Agent: h.plugin.Manifest.Name, Input: ex.Input,
 		SessionID: h.session, RequestID: call.RequestID,
 		Decorate: func(c context.Context) context.Context { return hostfn.WithCall(c, call) },
 	})
 	r.Duration = time.Since(start)
 	if err != nil {
 		fe := fault.From(err)
-		r.Error, r.Reason = fe.Message(), fe.Reason
-		return r
+		r.Reason = fe.Reason
+		r.Error = check(ex, nil, fe)
+	} else {
+		r.Duration = o.Duration
+		r.Output = callerOutput(o.Output)
+		r.Error = check(ex, r.Output, nil)
 	}
-	r.Duration = o.Duration
-	if !json.Valid(o.Output) {
-		r.Error = "output is not JSON"
-		return r
+	r.Passed = r.Error == ""
+	r.Status = Failed
+	if r.Passed {
+		r.Status = Passed
 	}
-	var b bytes.Buffer
-	if json.Compact(&b, o.Output) == nil {
-		r.Output = b.Bytes()
-	}
-	r.Passed = true
 	return r
 }
 
 func printResult(w io.Writer, r ExampleResult, verbose bool) {
 	d := r.Duration.Round(10 * time.Microsecond)
-	if r.Passed {
-		fmt.Fprintf(w, "PASS %-24s example %d  %v\n", r.Skill, r.Index+1, d)
+	switch r.Status {
+	case Skipped:
+		fmt.Fprintf(w, "SKIP %-24s example %d  (%s)\n", r.Skill, r.Index+1, r.Error)
+		return
+	case Passed:
+		note := ""
+		if r.Reason != "" {
+			note = "  (expected error " + r.Reason + ")"
+		}
+		fmt.Fprintf(w, "PASS %-24s example %d  %v%s\n", r.Skill, r.Index+1, d, note)
 		if verbose {
-			fmt.Fprintf(w, "     in:  %s\n     out: %s\n", r.Input, clip(string(r.Output)))
+			fmt.Fprintf(w, "     in:  %s\n", clip(string(r.Input)))
+			if r.Output != nil {
+				fmt.Fprintf(w, "     out: %s\n", clip(string(r.Output)))
+			}
 		}
 		return
 	}
 	reason := ""
-	if r.Reason != "" {
+	if r.Reason != "" && !strings.Contains(r.Error, "reason "+r.Reason) {
 		reason = " [" + r.Reason + "]"
 	}
-	fmt.Fprintf(w, "FAIL %-24s example %d  %v: %s%s\n     in:  %s\n", r.Skill, r.Index+1, d, r.Error, reason, r.Input)
+	fmt.Fprintf(w, "FAIL %-24s example %d  %v: %s%s\n     in:  %s\n", r.Skill, r.Index+1, d, r.Error, reason, clip(string(r.Input)))
 }
 
 func clip(s string) string {

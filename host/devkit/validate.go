@@ -26,6 +26,7 @@ type Report struct {
 	Dir      string   `json:"dir"`
 	Plugin   string   `json:"plugin,omitempty"`
 	Problems []string `json:"problems"` // each makes the plugin unusable or wrong
+	Warnings []string `json:"warnings"` // it works, but something is missing (a skill without examples)
 	Notes    []string `json:"notes"`    // what a default host would additionally require
 }
 
@@ -44,7 +45,7 @@ func (r *Report) problem(format string, args ...any) {
 // the sandbox. Every problem found is listed; the error is only for
 // failures to run the checks at all.
 func Validate(ctx context.Context, dir string, opts ValidateOptions) (*Report, error) {
-	r := &Report{Dir: dir, Problems: []string{}, Notes: []string{}}
+	r := &Report{Dir: dir, Problems: []string{}, Warnings: []string{}, Notes: []string{}}
 	m, err := plugin.LoadManifest(dir)
 	if err != nil {
 		r.Problems = append(r.Problems, splitErrors(err)...)
@@ -61,7 +62,7 @@ func Validate(ctx context.Context, dir string, opts ValidateOptions) (*Report, e
 	}
 	for i, s := range m.Skills {
 		if len(s.Examples) == 0 {
-			r.problem("%s: skills[%d].examples: %s has no example; `plugin test` runs the examples", m.File, i, s.ID)
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: skills[%d].examples: %s has no example; `plugin test` runs the examples", m.File, i, s.ID))
 		}
 	}
 

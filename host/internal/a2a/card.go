@@ -195,7 +195,7 @@ func cardSkill(p *plugin.Plugin, s *plugin.Skill) a2av1.AgentSkill {
 		out.OutputModes = OutputModes
 	}
 	for _, ex := range s.Examples {
-		out.Examples = append(out.Examples, string(ex))
+		out.Examples = append(out.Examples, string(ex.Input))
 	}
 	return out
 }

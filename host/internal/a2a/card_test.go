@@ -106,7 +106,7 @@ func testPlugin(name, version string, skills ...string) *plugin.Plugin {
 	m := &plugin.Manifest{Name: name, Version: version, Description: name + " plugin"}
 	for _, s := range skills {
 		m.Skills = append(m.Skills, &plugin.Skill{ID: s, Name: s, Description: "does " + s, Tags: []string{"test"},
-			Examples: []json.RawMessage{json.RawMessage(`{"text":"hi"}`)}})
+			Examples: []plugin.Example{{Input: json.RawMessage(`{"text":"hi"}`)}}})
 	}
 	return &plugin.Plugin{Manifest: m, Limits: sandbox.Limits{Timeout: 2 * time.Second, MemoryBytes: 64 << 20, OutputBytes: 1 << 20, Concurrency: 4}}
 }

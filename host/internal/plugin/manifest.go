@@ -72,12 +72,12 @@ type Skill struct {
 	Name         string // defaults to ID
 	Description  string
 	Tags         []string
-	Function     string            // wasm export; defaults to ID
-	Examples     []json.RawMessage // compact JSON inputs, each valid against InputSchema
-	InputModes   []string          // optional media types (A2A); empty = host default
-	OutputModes  []string          // optional media types (A2A); empty = host default
-	InputSchema  json.RawMessage   // JSON Schema as JSON; nil when absent (no validation)
-	OutputSchema json.RawMessage   // JSON Schema as JSON; nil when absent (no validation)
+	Function     string          // wasm export; defaults to ID
+	Examples     []Example       // inputs (valid against InputSchema) and what they must produce
+	InputModes   []string        // optional media types (A2A); empty = host default
+	OutputModes  []string        // optional media types (A2A); empty = host default
+	InputSchema  json.RawMessage // JSON Schema as JSON; nil when absent (no validation)
+	OutputSchema json.RawMessage // JSON Schema as JSON; nil when absent (no validation)
 
 	input, output *jsonschema.Schema
 }
@@ -128,16 +128,16 @@ type rawPermissions struct {
 }
 
 type rawSkill struct {
-	ID           string    `yaml:"id"`
-	Name         string    `yaml:"name"`
-	Description  string    `yaml:"description"`
-	Tags         []string  `yaml:"tags"`
-	Function     string    `yaml:"function"`
-	Examples     []string  `yaml:"examples"`
-	InputModes   []string  `yaml:"input_modes"`
-	OutputModes  []string  `yaml:"output_modes"`
-	InputSchema  yaml.Node `yaml:"input_schema"`
-	OutputSchema yaml.Node `yaml:"output_schema"`
+	ID           string      `yaml:"id"`
+	Name         string      `yaml:"name"`
+	Description  string      `yaml:"description"`
+	Tags         []string    `yaml:"tags"`
+	Function     string      `yaml:"function"`
+	Examples     []yaml.Node `yaml:"examples"`
+	InputModes   []string    `yaml:"input_modes"`
+	OutputModes  []string    `yaml:"output_modes"`
+	InputSchema  yaml.Node   `yaml:"input_schema"`
+	OutputSchema yaml.Node   `yaml:"output_schema"`
 }
 
 // LoadManifest reads and validates dir/plugin.yaml. The file is opened inside

@@ -77,7 +77,7 @@ func TestDecodeManifestValid(t *testing.T) {
 		},
 		Skills: []*Skill{
 			{ID: "uppercase", Name: "Uppercase", Description: "Upper-cases text", Tags: []string{"text"},
-				Function: "uppercase", Examples: []json.RawMessage{json.RawMessage(`{"text":"hi"}`), json.RawMessage(`{"text":"yo"}`)},
+				Function: "uppercase", Examples: []Example{{Input: json.RawMessage(`{"text":"hi"}`)}, {Input: json.RawMessage(`{"text":"yo"}`)}},
 				InputModes:   []string{"application/json"},
 				InputSchema:  json.RawMessage(`{"properties":{"text":{"maxLength":10,"type":"string"}},"required":["text"],"type":"object"}`),
 				OutputSchema: json.RawMessage(`{"type":"object"}`)},
@@ -149,11 +149,21 @@ func TestDecodeManifestErrors(t *testing.T) {
 		{"example trailing", edit(`'{ "text" : "yo" }'`, `'{} {}'`), f + "skills[0].examples[1]: is not valid JSON: invalid character after top-level value"},
 		{"example off schema", edit(`'{ "text" : "yo" }'`, `'{"text": 5}'`), f + "skills[0].examples[1]: does not match input_schema: at /text: got number, want string"},
 		{"example too long", edit(`'{ "text" : "yo" }'`, `'{"text": "abcdefghijk"}'`), f + "skills[0].examples[1]: does not match input_schema: at /text: maxLength: got 11, want 10"},
+		{"example mapping without input", edit(`'{ "text" : "yo" }'`, `{text: yo}`), f + `skills[0].examples[1]: input is required (write a plain input as a JSON string: '{"text":"hi"}')`},
+		{"example unknown field", edit(`'{ "text" : "yo" }'`, `{input: {text: yo}, expect: 1}`), f + "skills[0].examples[1]: unknown field expect (want input, output, error, needs_network)"},
+		{"example number", edit(`'{ "text" : "yo" }'`, `42`), f + "skills[0].examples[1]: must be the input as a JSON string, or a mapping {input, output?, error?}"},
+		{"example input off schema", edit(`'{ "text" : "yo" }'`, `{input: {text: 5}}`), f + "skills[0].examples[1]: does not match input_schema: at /text: got number, want string"},
+		{"example output off schema", edit(`'{ "text" : "yo" }'`, `{input: {text: yo}, output: [1]}`), f + "skills[0].examples[1].output: does not match output_schema: at (root): got array, want object"},
+		{"example output and error", edit(`'{ "text" : "yo" }'`, `{input: {text: yo}, output: {}, error: {}}`), f + "skills[0].examples[1]: output and error exclude each other"},
+		{"example error code", edit(`'{ "text" : "yo" }'`, `{input: {text: yo}, error: {code: [1]}}`), f + "skills[0].examples[1].error.code: must be the plugin's error code (a string) or a JSON-RPC code (an integer)"},
+		{"example error reason", edit(`'{ "text" : "yo" }'`, `{input: {text: yo}, error: {reason: Plugin Error}}`), f + "skills[0].examples[1].error.reason: must be a host reason such as plugin_error, timeout or trap"},
+		{"example error field", edit(`'{ "text" : "yo" }'`, `{input: {text: yo}, error: {message: x}}`), f + "skills[0].examples[1].error: unknown field message (want code, reason)"},
+		{"example needs_network", edit(`'{ "text" : "yo" }'`, `{input: {text: yo}, needs_network: maybe}`), f + "skills[0].examples[1].needs_network: must be true or false"},
 		{"bad schema", edit("output_schema: {type: object}", "output_schema: {type: 5}"), f + "skills[0].output_schema: invalid JSON Schema: "},
 		{"schema file ref", edit("output_schema: {type: object}", `output_schema: {$ref: "file:///etc/passwd"}`), f + "skills[0].output_schema: invalid JSON Schema: "},
 		{"schema http ref", edit("output_schema: {type: object}", `output_schema: {$ref: "http://127.0.0.1:1/s.json"}`), f + "skills[0].output_schema: invalid JSON Schema: "},
 		{"schema alias", edit("output_schema: {type: object}", "output_schema: {$defs: {s: &s {type: string}}, properties: {x: *s}}"),
-			f + "skills[0].output_schema: not representable as JSON: line 29: YAML aliases are not supported in schemas"},
+			f + "skills[0].output_schema: not representable as JSON: line 29: YAML aliases are not supported"},
 		{"schema not json", edit("output_schema: {type: object}", "output_schema: {type: .inf}"), f + "skills[0].output_schema: not representable as JSON: "},
 	}
 	for _, tt := range tests {
@@ -174,6 +184,30 @@ func TestDecodeManifestErrors(t *testing.T) {
 				t.Errorf("error mismatch\n got: %s\nwant: %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestExampleForms: a JSON string, or a mapping with YAML values, an
+// expected output (null included) or an expected error.
+func TestExampleForms(t *testing.T) {
+	t.Parallel()
+	m := mustDecode(t, strings.Replace(validYAML, `examples: ['{"text":"hi"}', '{ "text" : "yo" }']`, `examples:
+      - '{"text":"hi"}'
+      - {input: {text: hi}, output: {text: HI}}
+      - {input: {text: ""}, output: null}
+      - {input: {text: "x"}, error: {code: invalid_input, reason: plugin_error}}
+      - {input: {text: "y"}, error: {code: -32103}, needs_network: true}
+      - {input: {text: "z"}, error: {}}`, 1))
+	want := []Example{
+		{Input: json.RawMessage(`{"text":"hi"}`)},
+		{Input: json.RawMessage(`{"text":"hi"}`), Output: json.RawMessage(`{"text":"HI"}`)},
+		{Input: json.RawMessage(`{"text":""}`), Output: json.RawMessage(`null`)},
+		{Input: json.RawMessage(`{"text":"x"}`), Error: &ExpectedError{Code: "invalid_input", Reason: "plugin_error"}},
+		{Input: json.RawMessage(`{"text":"y"}`), Error: &ExpectedError{RPCCode: -32103}, NeedsNetwork: true},
+		{Input: json.RawMessage(`{"text":"z"}`), Error: &ExpectedError{}},
+	}
+	if diff := cmp.Diff(want, m.Skills[0].Examples); diff != "" {
+		t.Errorf("examples (-want +got):\n%s", diff)
 	}
 }
 

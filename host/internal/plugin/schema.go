@@ -69,7 +69,7 @@ func yamlToJSON(n *yaml.Node) (any, error) {
 		}
 		return yamlToJSON(n.Content[0])
 	case yaml.AliasNode:
-		return nil, fmt.Errorf("line %d: YAML aliases are not supported in schemas", n.Line)
+		return nil, fmt.Errorf("line %d: YAML aliases are not supported", n.Line)
 	case yaml.SequenceNode:
 		out := make([]any, 0, len(n.Content))
 		for _, c := range n.Content {

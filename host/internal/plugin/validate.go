@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -309,33 +308,6 @@ func (v *validator) schemas(f string, r *rawSkill, s *Skill) {
 	}
 	if s.OutputSchema, s.output, err = compileSchema(&r.OutputSchema); err != nil {
 		v.add(f+".output_schema", "%v", err)
-	}
-}
-
-func (v *validator) examples(f string, raw []string, s *Skill) {
-	if len(raw) > maxListLen {
-		v.add(f+".examples", "must have at most %d entries", maxListLen)
-		return
-	}
-	for k, ex := range raw {
-		field := fmt.Sprintf("%s.examples[%d]", f, k)
-		if len(ex) > examplesMaxSize {
-			v.add(field, "must be at most %d bytes", examplesMaxSize)
-			continue
-		}
-		doc, err := decodeJSON([]byte(ex))
-		if err != nil {
-			v.add(field, "is not valid JSON: %v", err)
-			continue
-		}
-		if s.input != nil {
-			if err := s.input.Validate(doc); err != nil {
-				v.add(field, "does not match input_schema: %s", schemaMessage(err))
-				continue
-			}
-		}
-		compact, _ := json.Marshal(doc)
-		s.Examples = append(s.Examples, compact)
 	}
 }
 
