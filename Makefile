@@ -5,6 +5,9 @@ BIN   := bin/skillhost
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 LISTEN ?= 127.0.0.1:8080
+# staticcheck is pinned; .ci/run installs this version.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $$HOME/go/bin/staticcheck)
 FUZZTIME ?= 30s
 PLUGIN_DIRS := $(patsubst %/plugin.yaml,%,$(wildcard plugins/*/plugin.yaml))
 
@@ -52,9 +55,11 @@ bench: ## benchmarks, reported as ratios against a baseline measured in the same
 	SKILLHOST_BENCH=1 $(GO) test -run 'TestReportBench' -count=1 -v ./host/... | grep -E 'ratio|calls/s|---|ok|FAIL'
 	$(GO) test -run '^$$' -bench . -benchmem ./host/...
 
-lint: ## gofmt and go vet across all modules
+lint: ## gofmt and go vet across all modules, staticcheck on the host module
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
+	@test -x "$(STATICCHECK)" || { echo "staticcheck not found: go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)"; exit 1; }
+	$(STATICCHECK) ./...
 	cd sdk && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...
 	cd plugins && GOOS=wasip1 GOARCH=wasm $(GO) vet ./...
 

@@ -181,7 +181,7 @@ are capped by the default operator policy.`,
 				Logger: slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn})),
 			}
 			if allowPrivate {
-				opts.Net.AllowPrivate = devkit.PrivateRanges()
+				opts.AllowPrivate = devkit.PrivateRanges()
 			}
 			rep, err := devkit.Test(cmd.Context(), args[0], opts)
 			if err != nil {

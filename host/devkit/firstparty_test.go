@@ -67,7 +67,7 @@ func TestFirstPartyPlugins(t *testing.T) {
 			opts := devkit.TestOptions{CacheDir: shared.cacheDir}
 			if name == "fetch" {
 				dir = loopbackFetch(t, dir)
-				opts.Net.AllowPrivate = devkit.PrivateRanges()
+				opts.AllowPrivate = devkit.PrivateRanges()
 				opts.Network = true
 			}
 			rep, err := devkit.Validate(ctx, dir, devkit.ValidateOptions{CacheDir: shared.cacheDir})

@@ -39,7 +39,7 @@ func splitErrors(err error) []string {
 }
 
 // PrivateRanges are the loopback and private address ranges; give them to
-// TestOptions.Net.AllowPrivate to let http_fetch reach a local test server.
+// TestOptions.AllowPrivate to let http_fetch reach a local test server.
 func PrivateRanges() []netip.Prefix {
 	var out []netip.Prefix
 	for _, s := range []string{"127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"} {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
@@ -28,9 +30,9 @@ type harness struct {
 
 // harnessOptions configure newHarness.
 type harnessOptions struct {
-	cacheDir string
-	net      hostfn.NetPolicy
-	logger   *slog.Logger
+	cacheDir     string
+	allowPrivate []netip.Prefix
+	logger       *slog.Logger
 }
 
 // newHarness loads the plugin folder dir under DevPolicy.
@@ -71,7 +73,10 @@ func (h *harness) start(ctx context.Context, dir string, m *plugin.Manifest, o h
 	if h.rt, err = sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: o.cacheDir, Logger: o.logger}); err != nil {
 		return err
 	}
-	deps := hostfn.Deps{Context: h.st, Logger: o.logger, Net: o.net}
+	d := config.Defaults().Net
+	deps := hostfn.Deps{Context: h.st, Logger: o.logger, Net: hostfn.NetPolicy{
+		AllowPrivate: o.allowPrivate, Timeout: d.Timeout, MaxResponseBytes: int64(d.MaxResponse), MaxRedirects: d.MaxRedirects,
+	}}
 	h.reg = plugin.NewRegistry(h.rt, plugin.RegistryOptions{
 		Policy:        DevPolicy(m),
 		Logger:        slog.New(slog.DiscardHandler), // its load errors are returned below

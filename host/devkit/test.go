@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -31,10 +32,11 @@ type TestOptions struct {
 	Network bool
 	// CacheDir is wazero's compilation cache. Optional. Default: in memory.
 	CacheDir string
-	// Net is the network policy of http_fetch (e.g. AllowPrivate for a
-	// loopback test server). Optional. Default: hostfn defaults (public
-	// addresses only).
-	Net hostfn.NetPolicy
+	// AllowPrivate lists the internal address ranges http_fetch may reach
+	// (e.g. PrivateRanges for a loopback test server); the rest of the
+	// network policy is the default net.* configuration. Optional.
+	// Default: none (public addresses only).
+	AllowPrivate []netip.Prefix
 	// Logger receives plugin logs and host diagnostics when not Verbose.
 	// Optional. Default: discard.
 	Logger *slog.Logger
@@ -101,7 +103,7 @@ func Test(ctx context.Context, dir string, opts TestOptions) (*TestReport, error
 	} else if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	h, err := newHarness(ctx, dir, m, harnessOptions{cacheDir: opts.CacheDir, net: opts.Net, logger: logger})
+	h, err := newHarness(ctx, dir, m, harnessOptions{cacheDir: opts.CacheDir, allowPrivate: opts.AllowPrivate, logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("test %s: %w", dir, err)
 	}

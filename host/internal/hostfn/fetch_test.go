@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func TestFetchAllowedAndRefused(t *testing.T) {
 	})
 	host, port := srv.hostPort(t)
 	base := "http://" + host + ":" + port
-	allowed := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, MaxResponseBytes: 1024}}, host)
+	allowed := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, MaxResponseBytes: 1024, MaxRedirects: 5}}, host)
 	noPrivate := mustFuncs(t, Deps{}, host)
 
 	t.Run("GET through allow_private", func(t *testing.T) {
@@ -133,7 +134,7 @@ func TestFetchRedirectRefusedBeforeRequest(t *testing.T) {
 		http.Redirect(w, r, "http://localhost:"+tport+"/secret", http.StatusFound)
 	})
 	host, port := origin.hostPort(t)
-	f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback}}, host)
+	f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, MaxRedirects: 5}}, host)
 	_, gerr := doFetch(t, f, fetchRequest{URL: "http://" + host + ":" + port + "/go"})
 	if gerr == nil || gerr.Code != CodeHostNotAllowed {
 		t.Fatalf("fetch = %v, want %s", gerr, CodeHostNotAllowed)
@@ -190,11 +191,54 @@ func TestFetchTimeout(t *testing.T) {
 func TestNetPolicyDefaults(t *testing.T) {
 	t.Parallel()
 	got := NetPolicy{}.withDefaults()
-	want := NetPolicy{Timeout: 10 * time.Second, MaxResponseBytes: 1 << 20, MaxRedirects: 5}
+	want := NetPolicy{Timeout: 10 * time.Second, MaxResponseBytes: 1 << 20, MaxRedirects: 0}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
 	if got := (NetPolicy{MaxRedirects: -1}).withDefaults().MaxRedirects; got != 0 {
 		t.Errorf("MaxRedirects -1 → %d, want 0 (no redirects)", got)
+	}
+}
+
+// TestFetchMaxRedirects: net.max_redirects N follows exactly N redirects;
+// 0 follows none.
+func TestFetchMaxRedirects(t *testing.T) {
+	t.Parallel()
+	// /r/N redirects to /r/N-1; /r/0 answers "arrived".
+	srv := newFixture(t, func(w http.ResponseWriter, r *http.Request) {
+		n, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/r/"))
+		if err != nil || n == 0 {
+			_, _ = io.WriteString(w, "arrived")
+			return
+		}
+		http.Redirect(w, r, "/r/"+strconv.Itoa(n-1), http.StatusFound)
+	})
+	host, port := srv.hostPort(t)
+	tests := []struct {
+		max, hops int
+		wantOK    bool
+	}{
+		{0, 0, true},
+		{0, 1, false},
+		{1, 1, true},
+		{1, 2, false},
+		{5, 5, true},
+		{5, 6, false},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("max %d hops %d", tt.max, tt.hops), func(t *testing.T) {
+			t.Parallel()
+			f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, MaxRedirects: tt.max}}, host)
+			res, gerr := doFetch(t, f, fetchRequest{URL: fmt.Sprintf("http://%s:%s/r/%d", host, port, tt.hops)})
+			if tt.wantOK {
+				if gerr != nil || string(res.Body) != "arrived" {
+					t.Fatalf("fetch = %+v, %v; want the final page", res, gerr)
+				}
+				return
+			}
+			if gerr == nil || gerr.Code != CodeFetchFailed || !strings.Contains(gerr.Message, "redirects") {
+				t.Fatalf("fetch = %+v, %v; want %s naming the redirects", res, gerr, CodeFetchFailed)
+			}
+		})
 	}
 }

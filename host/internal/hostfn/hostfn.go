@@ -49,8 +49,8 @@ type NetPolicy struct {
 	// MaxResponseBytes caps a response body; a larger body is an error
 	// (net.max_response_bytes). Optional. Default: 1 MiB.
 	MaxResponseBytes int64
-	// MaxRedirects caps the redirects followed (net.max_redirects).
-	// Optional. Default: 5; negative: follow none.
+	// MaxRedirects caps the redirects followed, each re-checked
+	// (net.max_redirects). 0 follows none.
 	MaxRedirects int
 }
 
@@ -58,7 +58,6 @@ type NetPolicy struct {
 const (
 	DefaultFetchTimeout     = 10 * time.Second
 	DefaultMaxResponseBytes = 1 << 20
-	DefaultMaxRedirects     = 5
 )
 
 func (p NetPolicy) withDefaults() NetPolicy {
@@ -68,12 +67,7 @@ func (p NetPolicy) withDefaults() NetPolicy {
 	if p.MaxResponseBytes <= 0 {
 		p.MaxResponseBytes = DefaultMaxResponseBytes
 	}
-	switch {
-	case p.MaxRedirects == 0:
-		p.MaxRedirects = DefaultMaxRedirects
-	case p.MaxRedirects < 0:
-		p.MaxRedirects = 0
-	}
+	p.MaxRedirects = max(p.MaxRedirects, 0)
 	return p
 }
 

@@ -147,15 +147,3 @@ func normalizeErrors(t testing.TB, v any) {
 		}
 	}
 }
-
-// mustDecode decodes a response body into a generic value.
-func mustDecode(t testing.TB, body []byte) map[string]any {
-	t.Helper()
-	var m map[string]any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
-		t.Fatalf("response is not a JSON object: %v\n%s", err, body)
-	}
-	return m
-}

@@ -63,11 +63,6 @@ type StepError struct {
 	Details map[string]any `json:"details"`
 }
 
-// terminal reports whether status is final for its execution.
-func terminal(status string) bool {
-	return status == StatusCompleted || status == StatusFailed || status == StatusCancelled
-}
-
 // records is the plans bucket.
 type records struct {
 	kv  jetstream.KeyValue

@@ -86,14 +86,13 @@ func (r *Registry) sandboxLimits(l Limits) sandbox.Limits {
 	}
 }
 
-// mounts builds the plugin's read-only mounts.
+// mounts builds the plugin's read-only mounts: each host path opened as an
+// os.Root, which refuses symlinks leading out of it; ":rw" grants are
+// refused because sandbox mounts are read-only. The roots are closed with
+// the plugin.
 func (r *Registry) mounts(m *Manifest) ([]sandbox.Mount, []io.Closer, error) {
 	if len(m.Permissions.AllowedPaths) == 0 {
 		return nil, nil, nil
-	}
-	if r.opts.Mounts != nil {
-		ms, err := r.opts.Mounts(m)
-		return ms, nil, err
 	}
 	var (
 		out     []sandbox.Mount

@@ -23,11 +23,6 @@ type RegistryOptions struct {
 	// HostFunctions returns the host functions given to a plugin (the hostfn
 	// package builds them from its permissions). Optional. Default: none.
 	HostFunctions func(m *Manifest) []extism.HostFunction
-	// Mounts builds the read-only mounts of a plugin's allowed_paths (the
-	// hostfn package provides symlink-safe ones). Optional. Default: each
-	// host path opened as an os.Root, which refuses symlinks leading out of
-	// it; ":rw" grants are refused because sandbox mounts are read-only.
-	Mounts func(m *Manifest) ([]sandbox.Mount, error)
 	// Logger receives load problems (error), reloads (info) and skipped
 	// folders (debug). Optional. Default: slog.Default().
 	Logger *slog.Logger

@@ -23,10 +23,6 @@ type Config struct {
 	MaxConns int
 	// KeepAlive is the interval of SSE keep-alive comments. Optional. Default: 15s.
 	KeepAlive time.Duration
-	// AllowRemote lets non-loopback clients call the protected routes. With
-	// no API keys configured the host serves only loopback clients.
-	// Optional. Default: false.
-	AllowRemote bool
 	// Logger receives request errors. Optional. Default: slog.Default().
 	Logger *slog.Logger
 }

@@ -157,9 +157,10 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
-// loopbackOnly refuses non-loopback clients unless AllowRemote is set.
+// loopbackOnly refuses non-loopback clients: with no API keys the host
+// serves only loopback clients.
 func (s *Server) loopbackOnly(c *fiber.Ctx) error {
-	if s.cfg.AllowRemote || c.Context().RemoteIP().IsLoopback() {
+	if c.Context().RemoteIP().IsLoopback() {
 		return c.Next()
 	}
 	err := fault.New(fault.Forbidden, fault.ReasonLoopbackOnly, "this host has no API keys configured and serves loopback clients only")
