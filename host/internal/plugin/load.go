@@ -103,7 +103,7 @@ func (r *Registry) mounts(m *Manifest) ([]sandbox.Mount, []io.Closer, error) {
 			closeAll(closers)
 			return nil, nil, fmt.Errorf("%s: read-write mounts are not supported by this host", g.GuestPath)
 		}
-		root, err := os.OpenRoot(g.HostPath)
+		root, err := r.policy.openMount(g.HostPath)
 		if err != nil {
 			closeAll(closers)
 			return nil, nil, err

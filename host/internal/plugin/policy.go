@@ -3,7 +3,6 @@ package plugin
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -203,25 +202,6 @@ func hostPatternCovers(pat, req string) bool {
 }
 
 func (p Policy) pathAllowed(host string) error {
-	real, err := filepath.EvalSymlinks(host)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("host path %s: %w", host, err)
-	}
-	if st, err := os.Stat(real); err != nil || !st.IsDir() {
-		return fmt.Errorf("host path %s is not a directory", host)
-	}
-	for _, pre := range p.AllowedPathPrefixes {
-		if r, err := filepath.EvalSymlinks(pre); err == nil {
-			pre = r
-		}
-		rel, err := filepath.Rel(pre, real)
-		if err == nil && (rel == "." || filepath.IsLocal(rel)) {
-			return nil
-		}
-	}
-	return fmt.Errorf("host path %s is outside the operator's allowed prefixes (policy.allowed_path_prefixes)", host)
+	_, _, err := p.resolveMount(host)
+	return err
 }
