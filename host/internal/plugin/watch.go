@@ -11,9 +11,36 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
+// maxReloadDelay bounds how long a burst of file events may postpone its
+// rescan: a folder written to without pause (a log file, a sync tool) would
+// otherwise reset the debounce forever and starve hot reload.
+const maxReloadDelay = 2 * time.Second
+
+// burst decides when a burst of file events is rescanned: Debounce after
+// its last event, but never later than maxReloadDelay after its first.
+type burst struct {
+	quiet, limit time.Duration
+	start        time.Time
+	open         bool
+}
+
+// event records an event at now and returns how long to wait before the
+// rescan.
+func (b *burst) event(now time.Time) time.Duration {
+	if !b.open {
+		b.open, b.start = true, now
+	}
+	return max(0, min(b.quiet, b.limit-now.Sub(b.start)))
+}
+
+// rescanned ends the burst: the next event starts a new one.
+func (b *burst) rescanned() { b.open = false }
+
 // Watch hot-reloads dir until ctx ends, then returns nil. It watches dir and
 // each plugin folder in it; after a burst of file events settles (Debounce,
-// 250ms by default: a copy writes many events) it calls Reload. A new folder
+// 250ms by default: a copy writes many events), or at the latest 2s after
+// the burst's first event (so events that never pause cannot starve it), it
+// calls Reload. A new folder
 // loads; a changed plugin.yaml or module is recompiled first and swapped in
 // atomically only if it loads, else the old revision keeps serving and a
 // Problem is recorded; a removed folder is unloaded once its calls in flight
@@ -40,6 +67,7 @@ func (r *Registry) Watch(ctx context.Context, dir string) error {
 
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	b := &burst{quiet: r.debounce, limit: maxReloadDelay}
 	for {
 		select {
 		case <-ctx.Done():
@@ -54,14 +82,15 @@ func (r *Registry) Watch(ctx context.Context, dir string) error {
 					_ = w.Add(ev.Name)
 				}
 			}
-			timer.Reset(r.debounce)
+			timer.Reset(b.event(time.Now()))
 		case err, ok := <-w.Errors:
 			if !ok {
 				return nil
 			}
 			r.log.Warn("plugin: file watch error; rescanning", "dir", dir, "error", err)
-			timer.Reset(r.debounce)
+			timer.Reset(b.event(time.Now()))
 		case <-timer.C:
+			b.rescanned()
 			watchSubdirs(w, dir) // folders created between an event and its watch
 			r.reloadLogged(ctx)
 		}
