@@ -87,7 +87,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
 	if h.store, err = store.Open(ctx, store.Config{
-		URL: cfg.NATS, DataDir: cfg.Data, Replicas: cfg.Store.Replicas, Logger: h.log,
+		URL: cfg.NATS, DataDir: cfg.Data, Replicas: cfg.Store.Replicas, StartTimeout: cfg.Store.StartTimeout, Logger: h.log,
 		MaxValueBytes: int(cfg.Store.MaxValue), MaxContextTTL: cfg.Store.MaxContextTTL,
 		MaxKeysPerSession: cfg.Store.MaxKeysPerSession, MaxSessionBytes: int64(cfg.Store.MaxSessionBytes),
 		ClosedSessionRetention: cfg.Store.ClosedSessionRetention,

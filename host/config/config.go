@@ -74,7 +74,12 @@ type RPC struct {
 type Store struct {
 	MaxValue      plugin.ByteSize `koanf:"max_value"`
 	MaxContextTTL time.Duration   `koanf:"max_context_ttl"`
-	Replicas      int             `koanf:"replicas"`
+	// Replicas is the replication factor of every bucket and stream; 0
+	// chooses: 1 embedded or on a single NATS server, 3 on a cluster.
+	Replicas int `koanf:"replicas"`
+	// StartTimeout bounds how long the host waits at start for NATS
+	// JetStream to become ready (retrying, logged).
+	StartTimeout time.Duration `koanf:"start_timeout"`
 	// MaxKeysPerSession caps the context values one session holds.
 	MaxKeysPerSession int `koanf:"max_keys_per_session"`
 	// MaxSessionBytes caps the total bytes (key plus value) of one
@@ -111,7 +116,7 @@ func Defaults() Config {
 		},
 		RPC: RPC{MaxBatch: 64, BatchConcurrency: 8, MaxBody: plugin.MiB, StdioConcurrency: 1},
 		Store: Store{
-			MaxValue: plugin.MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 1,
+			MaxValue: plugin.MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 0, StartTimeout: time.Minute,
 			MaxKeysPerSession: 1000, MaxSessionBytes: 16 * plugin.MiB, ClosedSessionRetention: 30 * 24 * time.Hour,
 		},
 		Policy: plugin.DefaultPolicy(),

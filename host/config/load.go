@@ -156,7 +156,7 @@ func (c Config) Validate() error {
 		"http.max_conns": int64(c.HTTP.MaxConns), "rpc.max_batch": int64(c.RPC.MaxBatch),
 		"rpc.batch_concurrency": int64(c.RPC.BatchConcurrency), "rpc.max_body": int64(c.RPC.MaxBody),
 		"rpc.stdio_concurrency": int64(c.RPC.StdioConcurrency), "store.max_value": int64(c.Store.MaxValue),
-		"store.max_context_ttl": int64(c.Store.MaxContextTTL), "store.replicas": int64(c.Store.Replicas),
+		"store.max_context_ttl": int64(c.Store.MaxContextTTL), "store.start_timeout": int64(c.Store.StartTimeout),
 		"store.max_keys_per_session":     int64(c.Store.MaxKeysPerSession),
 		"store.max_session_bytes":        int64(c.Store.MaxSessionBytes),
 		"store.closed_session_retention": int64(c.Store.ClosedSessionRetention),
@@ -176,6 +176,9 @@ func (c Config) Validate() error {
 		if positive[key] <= 0 {
 			bad(key, "must be greater than zero")
 		}
+	}
+	if c.Store.Replicas < 0 || c.Store.Replicas > 5 {
+		bad("store.replicas", "must be 0 (automatic) or 1..5")
 	}
 	if c.HTTP.WriteTimeout < 0 {
 		bad("http.write_timeout", "must not be negative")

@@ -38,7 +38,7 @@ var validTaskID = regexp.MustCompile(`^[A-Za-z0-9_=-]+$`)
 type TaskStoreConfig struct {
 	Bucket      string        // default TasksBucket
 	Retention   time.Duration // tasks expire this long after their last update; default 7 days
-	MaxTaskSize int32         // bytes of one stored task; default 4 MiB
+	MaxTaskSize int32         // bytes of one stored task; default 4 MiB, capped at the store's MaxRecordBytes
 	MaxBytes    int64         // whole bucket; default 1 GiB
 }
 
@@ -84,7 +84,9 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open task store: %w", err)
 	}
-	return &TaskStore{kv: kv, max: cfg.MaxTaskSize}, nil
+	// A record must also fit the NATS server's max_payload: beyond it the
+	// write would fail with a NATS error instead of output_limit.
+	return &TaskStore{kv: kv, max: int32(min(int64(cfg.MaxTaskSize), st.MaxRecordBytes()))}, nil
 }
 
 func checkTaskID(id a2av1.TaskID) error {

@@ -42,7 +42,8 @@ type Config struct {
 	// MaxRecordBytes caps one stored plan record: definition, metadata and
 	// every completed step's output. A step whose output would push the
 	// record past it fails the plan (ResourceExhausted, output_limit).
-	// Optional. Default: 1 MiB. Keep it below the NATS max_payload.
+	// Optional. Default: 1 MiB, lowered to the store's MaxRecordBytes (the
+	// NATS server's max_payload) when that is smaller.
 	MaxRecordBytes int
 	// Workers is how many steps this host runs at the same time (all plans
 	// together). Optional. Default: 4.
@@ -65,8 +66,9 @@ type Config struct {
 	// MaxPlanTimeout caps execution_options.timeout and a step's
 	// timeout_ms. Optional. Default: 24h.
 	MaxPlanTimeout time.Duration
-	// Replicas is the replication factor of the bucket and the stream.
-	// Optional. Default: 1 (use the store's replicas on a cluster).
+	// Replicas is the replication factor of the bucket, the stream and its
+	// consumer; existing ones with fewer are raised. Optional. Default: the
+	// store's (store.Store.Replicas: 3 on a cluster, 1 embedded).
 	Replicas int
 }
 
@@ -82,7 +84,6 @@ func (cfg Config) withDefaults() (Config, error) {
 	setIfZero(&cfg.Retention, DefaultRetention)
 	setIfZero(&cfg.MaxBucketBytes, DefaultMaxBucketBytes)
 	setIfZero(&cfg.MaxPlanTimeout, DefaultMaxPlanTimeout)
-	setIfZero(&cfg.Replicas, 1)
 	switch {
 	case cfg.MaxSteps < 1 || cfg.MaxSteps > 10_000:
 		return cfg, fmt.Errorf("plan: MaxSteps %d: must be 1..10000", cfg.MaxSteps)
@@ -102,8 +103,8 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("plan: MaxBucketBytes %d: must be at least MaxRecordBytes", cfg.MaxBucketBytes)
 	case cfg.MaxPlanTimeout < time.Second:
 		return cfg, fmt.Errorf("plan: MaxPlanTimeout %v: must be at least 1s", cfg.MaxPlanTimeout)
-	case cfg.Replicas < 1 || cfg.Replicas > 5:
-		return cfg, fmt.Errorf("plan: Replicas %d: must be 1..5", cfg.Replicas)
+	case cfg.Replicas < 0 || cfg.Replicas > 5:
+		return cfg, fmt.Errorf("plan: Replicas %d: must be 0 (the store's) or 1..5", cfg.Replicas)
 	}
 	return cfg, nil
 }

@@ -71,6 +71,10 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
+	if cfg.Replicas == 0 {
+		cfg.Replicas = d.Store.Replicas()
+	}
+	cfg.MaxRecordBytes = int(min(int64(cfg.MaxRecordBytes), d.Store.MaxRecordBytes()))
 	kv, err := d.Store.KeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: Bucket, Description: "skillhost plans and their checkpoints", History: 1,
 		TTL: cfg.Retention, MaxValueSize: int32(cfg.MaxRecordBytes), MaxBytes: cfg.MaxBucketBytes,

@@ -18,7 +18,8 @@ type bucketSpec struct {
 }
 
 // ensureBucket creates the bucket or updates it to spec (so a changed
-// Replicas or limit applies on the next start) and binds it.
+// Replicas or limit applies on the next start: an R1 bucket becomes R3) and
+// binds it.
 //
 // The stream is written here rather than through CreateOrUpdateKeyValue for
 // one setting: AllowDirect. With it on (nats.go's choice) every replica
@@ -38,11 +39,11 @@ func (s *Store) ensureBucket(ctx context.Context, spec bucketSpec) (jetstream.Ke
 		MaxMsgs:           -1,
 		MaxConsumers:      -1,
 		Storage:           jetstream.FileStorage,
-		Replicas:          s.cfg.Replicas,
+		Replicas:          s.replicas,
 		AllowRollup:       true,
 		DenyDelete:        true,
 		Duplicates:        2 * time.Minute,
-		AllowDirect:       s.cfg.Replicas == 1,
+		AllowDirect:       s.replicas == 1,
 		Discard:           jetstream.DiscardNew,
 	}
 	cfg.AllowMsgTTL = spec.ttl
@@ -50,7 +51,17 @@ func (s *Store) ensureBucket(ctx context.Context, spec bucketSpec) (jetstream.Ke
 		cfg.SubjectDeleteMarkerTTL = limitMarkerTTL
 	}
 	if _, err := s.js.CreateOrUpdateStream(ctx, cfg); err != nil {
-		return nil, fmt.Errorf("store: bucket %s: %w", spec.name, err)
+		if notClustered(err) {
+			return nil, &permanentError{fmt.Errorf("store: store.replicas %d: the NATS server is not clustered; use 1, or 0 to choose automatically", s.replicas)}
+		}
+		// An existing bucket the cluster cannot raise right now (a server
+		// down) keeps serving with fewer copies, said loudly.
+		st, serr := s.js.Stream(ctx, cfg.Name)
+		if serr != nil || st.CachedInfo().Config.Replicas >= cfg.Replicas {
+			return nil, fmt.Errorf("store: bucket %s: %w", spec.name, err)
+		}
+		s.log.Error("store: NOT SAFE: could not raise the replicas of a bucket; losing a server that holds it can lose its data",
+			"bucket", spec.name, "replicas", st.CachedInfo().Config.Replicas, "want", cfg.Replicas, "err", err)
 	}
 	kv, err := s.js.KeyValue(ctx, spec.name)
 	if err != nil {

@@ -8,7 +8,12 @@ import (
 
 // Defaults and hard limits of Config.
 const (
-	DefaultReplicas       = 1
+	// DefaultReplicas is 0: replicas are chosen at Open (see Config.Replicas).
+	DefaultReplicas = 0
+	// ClusterReplicas is the replication factor chosen on a NATS cluster of
+	// at least that many servers.
+	ClusterReplicas       = 3
+	DefaultStartTimeout   = time.Minute
 	DefaultMaxValueBytes  = 1 << 20             // 1 MiB
 	DefaultMaxContextTTL  = 30 * 24 * time.Hour // 30 days
 	DefaultMaxBucketBytes = 1 << 30             // 1 GiB per bucket
@@ -48,9 +53,17 @@ type Config struct {
 	// DataDir/nats. Required when URL is empty; unused otherwise.
 	DataDir string
 	// Replicas is the replication factor of the buckets Open creates and of
-	// buckets made through KeyValue with Replicas 0. Optional. Default: 1.
-	// Must not exceed the cluster size (1 when embedded).
+	// buckets made through KeyValue with Replicas 0. Optional. Default: 0,
+	// which chooses at Open: 1 for the embedded server and for a single NATS
+	// server, 3 on a cluster (or the number of servers the cluster reports
+	// when it is smaller). An existing bucket with fewer replicas is raised
+	// to it. Must not exceed the cluster size (1 when embedded).
 	Replicas int
+	// StartTimeout bounds how long Open waits for JetStream to become ready
+	// (servers not reachable yet, a cluster still electing its leader),
+	// retrying with backoff and logging each failed attempt. Optional.
+	// Default: 1m.
+	StartTimeout time.Duration
 	// Logger receives connection and server events. Optional. Default: none.
 	// The embedded server's notices are logged at debug level.
 	Logger *slog.Logger
@@ -83,8 +96,8 @@ type Config struct {
 // withDefaults returns cfg with defaults applied, or an error naming the
 // first invalid field.
 func (cfg Config) withDefaults() (Config, error) {
-	if cfg.Replicas == 0 {
-		cfg.Replicas = DefaultReplicas
+	if cfg.StartTimeout == 0 {
+		cfg.StartTimeout = DefaultStartTimeout
 	}
 	if cfg.MaxValueBytes == 0 {
 		cfg.MaxValueBytes = DefaultMaxValueBytes
@@ -110,12 +123,14 @@ func (cfg Config) withDefaults() (Config, error) {
 	switch {
 	case cfg.URL == "" && cfg.DataDir == "":
 		return cfg, fmt.Errorf("store: DataDir is required for the embedded server")
-	case cfg.Replicas < 1 || cfg.Replicas > 5:
-		return cfg, fmt.Errorf("store: Replicas %d: must be 1..5", cfg.Replicas)
-	case cfg.URL == "" && cfg.Replicas != 1:
+	case cfg.Replicas < 0 || cfg.Replicas > 5:
+		return cfg, fmt.Errorf("store: Replicas %d: must be 0 (auto) or 1..5", cfg.Replicas)
+	case cfg.URL == "" && cfg.Replicas > 1:
 		return cfg, fmt.Errorf("store: Replicas %d: the embedded server is a single node, use 1", cfg.Replicas)
 	case cfg.MaxValueBytes < 1 || cfg.MaxValueBytes > MaxValueBytesLimit:
 		return cfg, fmt.Errorf("store: MaxValueBytes %d: must be 1..%d", cfg.MaxValueBytes, MaxValueBytesLimit)
+	case cfg.StartTimeout < 0:
+		return cfg, fmt.Errorf("store: StartTimeout %v: must not be negative", cfg.StartTimeout)
 	case cfg.MaxContextTTL < time.Second:
 		return cfg, fmt.Errorf("store: MaxContextTTL %v: must be at least 1s", cfg.MaxContextTTL)
 	case cfg.MaxBucketBytes < -1 || (cfg.MaxBucketBytes > 0 && cfg.MaxBucketBytes < int64(cfg.MaxValueBytes)):

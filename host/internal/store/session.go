@@ -58,7 +58,7 @@ func (s *Store) CreateSession(ctx context.Context, in Session) (Session, error) 
 		return Session{}, invalid(in.ID, "agent_id", "must be at most 256 bytes of UTF-8")
 	}
 	if len(in.Context) > 0 {
-		if len(in.Context) > s.cfg.MaxValueBytes {
+		if len(in.Context) > s.maxValue {
 			return Session{}, s.tooLarge(in.ID, "context", len(in.Context))
 		}
 		c, ok := compactJSON(in.Context)
@@ -203,6 +203,6 @@ func closedErr(id string) *fault.Error {
 
 func (s *Store) tooLarge(id, field string, n int) *fault.Error {
 	return withSession(fault.Newf(fault.InvalidParams, fault.ReasonValueTooLarge,
-		"%s: %d bytes is over the %d-byte limit", field, n, s.cfg.MaxValueBytes).
-		With("field", field).With("limit_bytes", s.cfg.MaxValueBytes), id)
+		"%s: %d bytes is over the %d-byte limit (%s)", field, n, s.maxValue, s.valueLimit).
+		With("field", field).With("limit_bytes", s.maxValue), id)
 }

@@ -42,6 +42,14 @@ type Store struct {
 	// keyTTL reports whether the context bucket accepts per-key TTLs
 	// (nats-server 2.11+); without it expiry is enforced only on read.
 	keyTTL bool
+	// replicas is the replication factor chosen at Open (resolveReplicas).
+	replicas int
+	// maxPayload is the server's max_payload, read at Open.
+	maxPayload int64
+	// maxValue is the effective value limit: MaxValueBytes, lowered to fit
+	// maxPayload when needed; valueLimit says which, for error messages.
+	maxValue   int
+	valueLimit string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -75,7 +83,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		url = s.srv.ClientURL()
 	} else {
 		opts = append(opts,
-			nats.MaxReconnects(-1), // a host outlives cluster restarts
+			nats.MaxReconnects(-1),          // a host outlives cluster restarts
+			nats.RetryOnFailedConnect(true), // and may start before the cluster
 			nats.ReconnectWait(500*time.Millisecond),
 			nats.ReconnectJitter(250*time.Millisecond, time.Second),
 			nats.Timeout(5*time.Second),
@@ -85,35 +94,31 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.shutdownServer()
 		return nil, fmt.Errorf("store: connect: %w", err) // no URL: it may hold credentials
 	}
-	if err := s.init(ctx); err != nil {
+	if s.js, err = jetstream.New(s.nc); err != nil {
+		_ = s.Close()
+		return nil, fmt.Errorf("store: jetstream: %w", err)
+	}
+	if err := s.waitReady(ctx); err != nil {
 		_ = s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// init binds JetStream and the buckets.
+// init binds the buckets once JetStream answers; waitReady retries it.
 func (s *Store) init(ctx context.Context) error {
-	var err error
-	if s.js, err = jetstream.New(s.nc); err != nil {
-		return fmt.Errorf("store: jetstream: %w", err)
-	}
-	if need := int64(s.cfg.maxRecord()); s.nc.MaxPayload() < need {
-		s.log.Warn("nats: server max_payload is below the largest record (MaxValueBytes or the usage ledger, plus overhead); large records will be refused",
-			"max_payload", s.nc.MaxPayload(), "need", need)
-	}
-	maxRecord := int32(s.cfg.maxRecord())
 	info, err := s.js.AccountInfo(ctx)
 	if err != nil {
 		return fmt.Errorf("store: jetstream account: %w", err)
 	}
+	if err := s.fitPayload(); err != nil {
+		return err
+	}
+	maxRecord := int32(min(int64(s.cfg.maxRecord()), s.MaxRecordBytes()))
+	s.resolveReplicas()
 	// Per-message TTL needs JetStream API level 1 (nats-server 2.11+).
 	// Without it expiry is enforced on read only.
 	s.keyTTL = info.API.Level >= 1
-	if !s.keyTTL {
-		s.log.Warn("nats: server lacks per-message TTL (needs 2.11+); expired context is hidden on read and deleted lazily, " +
-			"and closed sessions are kept forever")
-	}
 	// Closed-session records expire through a per-message TTL; no delete
 	// marker is needed (nobody watches the sessions bucket).
 	if s.sessions, err = s.ensureBucket(ctx, bucketSpec{
@@ -130,25 +135,44 @@ func (s *Store) init(ctx context.Context) error {
 	if s.valuesStream, err = s.js.Stream(ctx, "KV_"+ContextBucket); err != nil {
 		return fmt.Errorf("store: context stream: %w", err)
 	}
+	if !s.keyTTL {
+		s.log.Warn("nats: server lacks per-message TTL (needs 2.11+); expired context is hidden on read and deleted lazily, " +
+			"and closed sessions are kept forever")
+	}
 	return nil
 }
 
 // KeyValue binds the bucket cfg.Bucket if it exists (its stored
 // configuration wins) and creates it from cfg otherwise. Replicas 0 means the
-// store's Replicas. For tasks, plans and other packages that keep state next
-// to sessions; to change an existing bucket's configuration use
+// store's Replicas; a MaxValueSize is capped at MaxRecordBytes. An existing
+// bucket with fewer replicas than asked is raised (see EnsureReplicas). For
+// tasks, plans and other packages that keep state next to sessions; to
+// change an existing bucket's configuration otherwise use
 // JetStream().CreateOrUpdateKeyValue.
 func (s *Store) KeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	kv, err := s.js.KeyValue(ctx, cfg.Bucket)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		if cfg.Replicas == 0 {
-			cfg.Replicas = s.cfg.Replicas
-		}
-		kv, err = s.js.CreateKeyValue(ctx, cfg)
+	if cfg.Replicas == 0 {
+		cfg.Replicas = s.replicas
+	}
+	if cfg.MaxValueSize > 0 {
+		cfg.MaxValueSize = min(cfg.MaxValueSize, int32(s.MaxRecordBytes()))
+	}
+	_, err := s.js.Stream(ctx, "KV_"+cfg.Bucket)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		_, err = s.js.CreateKeyValue(ctx, cfg)
 		if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
-			kv, err = s.js.KeyValue(ctx, cfg.Bucket)
+			err = nil
 		}
 	}
+	if err != nil {
+		return nil, fmt.Errorf("store: bucket %s: %w", cfg.Bucket, err)
+	}
+	// Created now or long ago: raise its replicas if asked for more, and
+	// read from the leader when replicated (see ensureBucket). Both before
+	// binding, which caches the read mode.
+	if err := s.EnsureReplicas(ctx, "KV_"+cfg.Bucket, cfg.Replicas); err != nil {
+		return nil, fmt.Errorf("store: bucket %s: %w", cfg.Bucket, err)
+	}
+	kv, err := s.js.KeyValue(ctx, cfg.Bucket)
 	if err != nil {
 		return nil, fmt.Errorf("store: bucket %s: %w", cfg.Bucket, err)
 	}
@@ -215,7 +239,7 @@ func startEmbedded(ctx context.Context, cfg Config) (_ *server.Server, unlock fu
 		// was told it was stored. skillhost promises an acknowledged session
 		// or context value survives, so it pays one fsync per write.
 		SyncAlways: true,
-		MaxPayload: int32(cfg.maxRecord()),
+		MaxPayload: int32(cfg.maxRecord() + headerRoom),
 		NoLog:      true,
 		NoSigs:     true,
 	})

@@ -46,7 +46,7 @@ func (s *Store) SetContext(ctx context.Context, sessionID, key string, value jso
 		return ContextEntry{}, f
 	}
 	switch {
-	case len(value) > s.cfg.MaxValueBytes:
+	case len(value) > s.maxValue:
 		return ContextEntry{}, s.tooLarge(sessionID, "value", len(value))
 	case ttl < 0 || ttl > s.cfg.MaxContextTTL:
 		return ContextEntry{}, invalid(sessionID, "ttl", fmt.Sprintf("must be 0 (no expiry) up to %v", s.cfg.MaxContextTTL))

@@ -1,0 +1,143 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/internal/natstest"
+)
+
+// mustClusterHost starts a host with default settings on the NATS cluster at
+// natsURL, served on 127.0.0.1:0 until the test ends.
+func mustClusterHost(t *testing.T, pluginDir, natsURL string) *testHost {
+	t.Helper()
+	cfg := config.Defaults()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Data = t.TempDir()
+	cfg.Plugins = pluginDir
+	cfg.NATS = natsURL
+	cfg.HotReload = false
+	ctx, cancel := context.WithCancel(context.Background())
+	h, err := host.New(ctx, cfg, host.Options{Version: "9.9.9-test", Logger: quietLogger()})
+	if err != nil {
+		cancel()
+		t.Fatalf("host.New: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Error("Serve did not return 30 s after its context ended")
+		}
+	})
+	return &testHost{URL: "http://" + h.Addr().String(), Plugins: pluginDir, h: h}
+}
+
+// eventually calls f until it returns nil or the deadline passes (a NATS
+// client moving to a surviving node, a stream electing a new leader), and
+// fails the test with f's last error.
+func eventually(t *testing.T, what string, within time.Duration, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still failing after %v: %v", what, within, err)
+		}
+		time.Sleep(100 * time.Millisecond) // polling a condition with a deadline
+	}
+}
+
+// result makes one call and returns its result, or an error for a transport
+// failure or an error response (both retryable while a node fails over).
+func (th *testHost) result(method string, params any) (map[string]any, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r, err := th.tryCall(ctx, method, params)
+	if err != nil {
+		return nil, err
+	}
+	if r.Error != nil {
+		return nil, fmt.Errorf("%s: %d %s %v", method, r.Error.Code, r.Error.Message, r.Error.Data)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(r.Result, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// With default settings, every acknowledged session, context value, task and
+// plan survives the loss of any one of the three NATS nodes.
+func TestClusterKeepsAcknowledgedWrites(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts a 3-node NATS cluster")
+	}
+	c := natstest.Start(t, 3)
+	plugins := t.TempDir()
+	mustPlugin(t, plugins, "tools", toolsManifest)
+	th := mustClusterHost(t, plugins, c.URL())
+
+	const sid = "durable"
+	th.mustResult(t, "_cleveragents/session/create", map[string]any{"session_id": sid, "agent_id": "ops"})
+	th.mustResult(t, "_cleveragents/context/set", map[string]any{"session_id": sid, "context_key": "k", "value": map[string]any{"n": 42}})
+	task := th.mustResult(t, "SendMessage", json.RawMessage(`{"message":{"messageId":"m1","role":"ROLE_USER",
+		"parts":[{"data":{"text":"kept"}}],"metadata":{"skillId":"echo"}}}`))
+	taskID, _ := task["task"].(map[string]any)["id"].(string)
+	if taskID == "" {
+		t.Fatalf("SendMessage result has no task id: %v", task)
+	}
+	th.mustResult(t, "_cleveragents/plan/create", map[string]any{"session_id": sid, "plan_id": "durable-plan",
+		"plan_definition": map[string]any{"name": "one", "steps": []any{
+			map[string]any{"id": "s1", "type": "skill", "action": "echo", "params": map[string]any{"text": "planned"}}}}})
+	th.mustResult(t, "_cleveragents/plan/execute", map[string]any{"session_id": sid, "plan_id": "durable-plan"})
+	eventually(t, "plan completes", 60*time.Second, func() error {
+		st, err := th.result("_cleveragents/plan/status", map[string]any{"session_id": sid, "plan_id": "durable-plan"})
+		if err == nil && st["status"] != "completed" {
+			err = fmt.Errorf("plan status %v", st["status"])
+		}
+		return err
+	})
+
+	for node := range 3 {
+		c.WaitCurrent(60 * time.Second) // the previous victim has caught up
+		c.Stop(node)
+		eventually(t, fmt.Sprintf("records with node %d down", node), 60*time.Second, func() error {
+			v, err := th.result("_cleveragents/context/get", map[string]any{"session_id": sid, "context_key": "k"})
+			if err != nil {
+				return err
+			}
+			if got := fmt.Sprint(v["value"]); got != "map[n:42]" {
+				return fmt.Errorf("context value %s, want map[n:42]", got)
+			}
+			tk, err := th.result("GetTask", map[string]any{"id": taskID})
+			if err != nil {
+				return err
+			}
+			if st := tk["status"].(map[string]any)["state"]; st != "TASK_STATE_COMPLETED" {
+				return fmt.Errorf("task state %v", st)
+			}
+			pl, err := th.result("_cleveragents/plan/status", map[string]any{"session_id": sid, "plan_id": "durable-plan"})
+			if err != nil {
+				return err
+			}
+			if pl["status"] != "completed" {
+				return fmt.Errorf("plan status %v", pl["status"])
+			}
+			return nil
+		})
+		c.Restart(node)
+	}
+}
