@@ -107,7 +107,7 @@ func TestFetchOffline(t *testing.T) {
 }
 
 // loopbackFetch copies the built fetch plugin and rewrites its manifest so
-// the examples' URLs point at a local server allowed as "localhost".
+// the examples' URLs point at a local server allowed as "localhost:<port>".
 func loopbackFetch(t *testing.T, built string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -123,7 +123,7 @@ func loopbackFetch(t *testing.T, built string) string {
 	base := fmt.Sprintf("http://localhost:%d", ln.Addr().(*net.TCPAddr).Port)
 	dir := copyPlugin(t, built)
 	yaml := filepath.Join(dir, "plugin.yaml")
-	mustEdit(t, yaml, `allowed_hosts: ["example.com", "*.example.org"]`, `allowed_hosts: ["localhost"]`)
+	mustEdit(t, yaml, `allowed_hosts: ["example.com", "*.example.org"]`, fmt.Sprintf(`allowed_hosts: ["localhost:%d"]`, ln.Addr().(*net.TCPAddr).Port))
 	mustEdit(t, yaml, `{url: "https://example.com/"}`, `{url: "`+base+`/"}`)
 	mustEdit(t, yaml, `{url: "https://www.example.org/", max_chars: 200}`, `{url: "`+base+`/page", max_chars: 200}`)
 	return dir

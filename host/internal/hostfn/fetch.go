@@ -3,13 +3,17 @@ package hostfn
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -53,11 +57,18 @@ type fetcher struct {
 	client *http.Client
 }
 
-// hostRefusedError: a URL's host is not in allowed_hosts.
-type hostRefusedError struct{ host string }
+// hostRefusedError: a URL's host (or its port) is not in allowed_hosts.
+type hostRefusedError struct {
+	host string
+	port uint16 // 0: the host itself is invalid
+}
 
 func (e *hostRefusedError) Error() string {
-	return fmt.Sprintf("host %q is not in the plugin's allowed_hosts", e.host)
+	if e.port == 0 {
+		return fmt.Sprintf("host %q is not in the plugin's allowed_hosts", e.host)
+	}
+	return fmt.Sprintf("%s is not in the plugin's allowed_hosts (an entry without a port allows ports 80 and 443 only)",
+		net.JoinHostPort(e.host, strconv.Itoa(int(e.port))))
 }
 
 // tooManyRedirectsError: the redirect chain is longer than MaxRedirects.
@@ -69,7 +80,7 @@ func (e *tooManyRedirectsError) Error() string {
 
 func newFetcher(p NetPolicy, hosts hostMatcher) *fetcher {
 	f := &fetcher{policy: p, hosts: hosts}
-	dialer := &net.Dialer{Timeout: p.Timeout, ControlContext: dialGuard{allow: p.AllowPrivate}.control}
+	dialer := &net.Dialer{Timeout: p.Timeout, Resolver: p.Resolver, ControlContext: dialGuard{allow: p.AllowPrivate}.control}
 	transport := &http.Transport{
 		Proxy:                  nil, // never from the environment
 		DialContext:            dialer.DialContext,
@@ -94,9 +105,15 @@ func newFetcher(p NetPolicy, hosts hostMatcher) *fetcher {
 	return f
 }
 
-// checkURL refuses URLs that are not plain http(s) to an allowed host.
+// checkURL refuses URLs that are not plain http(s) to an allowed host and
+// port (the scheme's default port when the URL names none).
 func (f *fetcher) checkURL(u *url.URL) (string, error) {
-	if u.Scheme != "http" && u.Scheme != "https" {
+	port := uint16(80)
+	switch u.Scheme {
+	case "http":
+	case "https":
+		port = 443
+	default:
 		return "", fmt.Errorf("scheme %q: only http and https are allowed", u.Scheme)
 	}
 	if u.User != nil {
@@ -106,8 +123,13 @@ func (f *fetcher) checkURL(u *url.URL) (string, error) {
 	if err != nil {
 		return "", &hostRefusedError{host: u.Hostname()}
 	}
-	if !f.hosts.allows(host) {
-		return "", &hostRefusedError{host: host}
+	if ps := u.Port(); ps != "" {
+		if port, err = parsePort(ps); err != nil {
+			return "", err
+		}
+	}
+	if !f.hosts.allows(host, port) {
+		return "", &hostRefusedError{host: host, port: port}
 	}
 	return host, nil
 }
@@ -126,6 +148,7 @@ func (fn *funcs) fetch(ctx context.Context, _ *Call, raw []byte) (any, *guestErr
 	defer cancel()
 	resp, err := fn.client.client.Do(req.WithContext(ctx))
 	if err != nil {
+		fn.deps.Logger.DebugContext(ctx, "hostfn: fetch failed", "plugin", fn.grant.Plugin, "url", req.URL.Redacted(), "error", err)
 		return nil, fetchError(ctx, err)
 	}
 	defer resp.Body.Close()
@@ -139,7 +162,8 @@ func (fn *funcs) fetch(ctx context.Context, _ *Call, raw []byte) (any, *guestErr
 	limit := fn.client.policy.MaxResponseBytes
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, fetchError(ctx, err)
+		fn.deps.Logger.DebugContext(ctx, "hostfn: fetch failed reading the body", "plugin", fn.grant.Plugin, "url", req.URL.Redacted(), "error", err)
+		return nil, fetchError(ctx, &url.Error{Op: "read", URL: resp.Request.URL.String(), Err: err})
 	}
 	if int64(len(body)) > limit {
 		return nil, errorf(CodeResponseTooLarge, "response body is larger than %d bytes", limit)
@@ -222,12 +246,17 @@ func validHeaderName(s string) bool {
 	return true
 }
 
-// fetchError maps a client failure to a guest error code.
+// fetchError maps a client failure to a guest error code and a stable
+// message. The message names only what the plugin asked for (the URL's
+// host and port), never what the host knows: not its DNS resolver's
+// address, not the address dialed, not the text of a system error (the
+// full error goes to the host's debug log instead).
 func fetchError(ctx context.Context, err error) *guestError {
 	var (
 		refused  *refusedAddrError
 		host     *hostRefusedError
 		tooMany  *tooManyRedirectsError
+		dns      *net.DNSError
 		netError net.Error
 	)
 	switch {
@@ -241,6 +270,40 @@ func fetchError(ctx context.Context, err error) *guestError {
 		return errorf(CodeTimeout, "the request did not finish in time")
 	case strings.Contains(err.Error(), "server response headers exceeded"):
 		return errorf(CodeResponseTooLarge, "response headers are larger than %d bytes", MaxResponseHeaderBytes)
+	case errors.As(err, &dns):
+		if dns.IsNotFound {
+			return errorf(CodeFetchFailed, "host %q was not found (DNS)", truncate(dns.Name, maxHostLen))
+		}
+		return errorf(CodeFetchFailed, "host %q could not be resolved (DNS)", truncate(dns.Name, maxHostLen))
 	}
-	return errorf(CodeFetchFailed, "%v", err)
+	target := "the server"
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
+			target = u.Host
+		}
+	}
+	var (
+		certErr    *tls.CertificateVerificationError
+		unknownCA  x509.UnknownAuthorityError
+		hostErr    x509.HostnameError
+		invalidErr x509.CertificateInvalidError
+		recordErr  tls.RecordHeaderError
+		alertErr   tls.AlertError
+	)
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return errorf(CodeFetchFailed, "connection to %s refused", target)
+	case errors.Is(err, syscall.ECONNRESET):
+		return errorf(CodeFetchFailed, "connection to %s reset", target)
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return errorf(CodeFetchFailed, "%s is unreachable", target)
+	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalidErr):
+		return errorf(CodeFetchFailed, "the TLS certificate of %s was not accepted", target)
+	case errors.As(err, &recordErr), errors.As(err, &alertErr):
+		return errorf(CodeFetchFailed, "the TLS handshake with %s failed", target)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return errorf(CodeFetchFailed, "%s closed the connection before a complete response", target)
+	}
+	return errorf(CodeFetchFailed, "the request to %s failed", target)
 }

@@ -1,12 +1,15 @@
 package hostfn
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,8 +43,9 @@ func TestFetchAllowedAndRefused(t *testing.T) {
 	})
 	host, port := srv.hostPort(t)
 	base := "http://" + host + ":" + port
-	allowed := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, MaxResponseBytes: 1024, MaxRedirects: 5}}, host)
-	noPrivate := mustFuncs(t, Deps{}, host)
+	allowed := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, MaxResponseBytes: 1024, MaxRedirects: 5}}, host+":"+port)
+	noPrivate := mustFuncs(t, Deps{}, host+":"+port)
+	defaultPorts := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback}}, host)
 
 	t.Run("GET through allow_private", func(t *testing.T) {
 		t.Parallel()
@@ -89,6 +93,7 @@ func TestFetchAllowedAndRefused(t *testing.T) {
 		{"body over the cap", allowed, fetchRequest{URL: base + "/big"}, CodeResponseTooLarge},
 		{"headers over the cap", allowed, fetchRequest{URL: base + "/fat-headers"}, CodeResponseTooLarge},
 		{"ungranted host", allowed, fetchRequest{URL: "http://localhost:" + port + "/echo"}, CodeHostNotAllowed},
+		{"entry without a port: other ports refused", defaultPorts, fetchRequest{URL: base + "/echo"}, CodeHostNotAllowed},
 		{"non-ASCII host", allowed, fetchRequest{URL: "http://exämple.com/"}, CodeHostNotAllowed},
 		{"file scheme", allowed, fetchRequest{URL: "file:///etc/passwd"}, CodeBadRequest},
 		{"user info", allowed, fetchRequest{URL: "http://u:p@" + host + ":" + port + "/echo"}, CodeBadRequest},
@@ -116,7 +121,7 @@ func TestFetchLoopbackRefusedSendsNothing(t *testing.T) {
 	t.Parallel()
 	srv := newFixture(t, func(w http.ResponseWriter, r *http.Request) {})
 	host, port := srv.hostPort(t)
-	f := mustFuncs(t, Deps{}, host)
+	f := mustFuncs(t, Deps{}, host+":"+port)
 	_, gerr := doFetch(t, f, fetchRequest{URL: "http://" + host + ":" + port + "/x"})
 	if gerr == nil || gerr.Code != CodeAddressRefused {
 		t.Fatalf("fetch = %v, want %s", gerr, CodeAddressRefused)
@@ -134,7 +139,7 @@ func TestFetchRedirectRefusedBeforeRequest(t *testing.T) {
 		http.Redirect(w, r, "http://localhost:"+tport+"/secret", http.StatusFound)
 	})
 	host, port := origin.hostPort(t)
-	f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, MaxRedirects: 5}}, host)
+	f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, MaxRedirects: 5}}, host+":"+port)
 	_, gerr := doFetch(t, f, fetchRequest{URL: "http://" + host + ":" + port + "/go"})
 	if gerr == nil || gerr.Code != CodeHostNotAllowed {
 		t.Fatalf("fetch = %v, want %s", gerr, CodeHostNotAllowed)
@@ -151,7 +156,7 @@ func TestFetchRedirectRefusedBeforeRequest(t *testing.T) {
 func TestFetchDialGuardBeforeConnect(t *testing.T) {
 	t.Parallel()
 	f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, Timeout: 5 * time.Second}},
-		"10.0.0.1", "169.254.169.254", "fd00:ec2::254", "0.0.0.0", "100.64.0.1")
+		"10.0.0.1", "169.254.169.254", "fd00:ec2::254", "0.0.0.0:1", "100.64.0.1")
 	for _, u := range []string{
 		"http://10.0.0.1/", "http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/",
 		"http://0.0.0.0:1/", "http://100.64.0.1/",
@@ -181,7 +186,7 @@ func TestFetchTimeout(t *testing.T) {
 	})
 	t.Cleanup(func() { close(release) })
 	host, port := srv.hostPort(t)
-	f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, Timeout: 200 * time.Millisecond}}, host)
+	f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, Timeout: 200 * time.Millisecond}}, host+":"+port)
 	_, gerr := doFetch(t, f, fetchRequest{URL: "http://" + host + ":" + port + "/slow"})
 	if gerr == nil || gerr.Code != CodeTimeout {
 		t.Fatalf("fetch = %v, want %s", gerr, CodeTimeout)
@@ -228,7 +233,7 @@ func TestFetchMaxRedirects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("max %d hops %d", tt.max, tt.hops), func(t *testing.T) {
 			t.Parallel()
-			f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, MaxRedirects: tt.max}}, host)
+			f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, MaxRedirects: tt.max}}, host+":"+port)
 			res, gerr := doFetch(t, f, fetchRequest{URL: fmt.Sprintf("http://%s:%s/r/%d", host, port, tt.hops)})
 			if tt.wantOK {
 				if gerr != nil || string(res.Body) != "arrived" {
@@ -240,5 +245,57 @@ func TestFetchMaxRedirects(t *testing.T) {
 				t.Fatalf("fetch = %+v, %v; want %s naming the redirects", res, gerr, CodeFetchFailed)
 			}
 		})
+	}
+}
+
+// TestFetchErrorsHideHostInternals: the messages a plugin gets for DNS and
+// connection failures name only the host and port it asked for, never the
+// host's DNS resolver, the address dialed or a system error's text.
+func TestFetchErrorsHideHostInternals(t *testing.T) {
+	t.Parallel()
+	// A resolver whose server (the address it would show) is a closed
+	// local UDP port: every lookup fails after naming it.
+	dead, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolverAddr := dead.LocalAddr().String()
+	dead.Close()
+	var dialed atomic.Value
+	resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+		dialed.Store(address)
+		var d net.Dialer
+		return d.DialContext(ctx, "udp", resolverAddr)
+	}}
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, Resolver: resolver, Timeout: 5 * time.Second}},
+		"nowhere.example", closedAddr)
+
+	tests := []struct {
+		url  string
+		want string
+	}{
+		{"http://nowhere.example/", `host "nowhere.example" could not be resolved (DNS)`},
+		{"http://" + closedAddr + "/", "connection to " + closedAddr + " refused"},
+	}
+	for _, tt := range tests {
+		_, gerr := doFetch(t, f, fetchRequest{URL: tt.url})
+		if gerr == nil || gerr.Code != CodeFetchFailed || gerr.Message != tt.want {
+			t.Errorf("fetch %s = %+v, want %s %q", tt.url, gerr, CodeFetchFailed, tt.want)
+			continue
+		}
+		for _, secret := range []string{resolverAddr, "lookup", "dial", "udp", "read:", "127.0.0.53"} {
+			if s, _ := dialed.Load().(string); strings.Contains(gerr.Message, secret) || (s != "" && strings.Contains(gerr.Message, s)) {
+				t.Errorf("fetch %s: message %q shows host internals (%q or the resolver %q)", tt.url, gerr.Message, secret, s)
+			}
+		}
+	}
+	if dialed.Load() == nil {
+		t.Error("the test resolver was never used")
 	}
 }

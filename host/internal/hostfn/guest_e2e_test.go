@@ -129,9 +129,9 @@ func TestGuestFetch(t *testing.T) {
 	u, _ := url.Parse(srv.URL)
 	allowPrivate := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 	granted := mustCompile(t, hostfn.Deps{Net: hostfn.NetPolicy{AllowPrivate: allowPrivate}},
-		hostfn.Grant{Plugin: "net", AllowedHosts: []string{u.Hostname()}}).mustInstance(t)
+		hostfn.Grant{Plugin: "net", AllowedHosts: []string{u.Host}}).mustInstance(t)
 	noPrivate := mustCompile(t, hostfn.Deps{},
-		hostfn.Grant{Plugin: "net", AllowedHosts: []string{u.Hostname()}}).mustInstance(t)
+		hostfn.Grant{Plugin: "net", AllowedHosts: []string{u.Host}}).mustInstance(t)
 	call := &hostfn.Call{Plugin: "net"}
 
 	out, gerr := granted.call(call, "fetch", map[string]string{"url": srv.URL + "/hello"})

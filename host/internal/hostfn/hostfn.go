@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"net/netip"
 	"time"
 
@@ -52,6 +53,9 @@ type NetPolicy struct {
 	// MaxRedirects caps the redirects followed, each re-checked
 	// (net.max_redirects). 0 follows none.
 	MaxRedirects int
+	// Resolver resolves the hosts plugins fetch. Optional. Default: the
+	// system's (net.DefaultResolver).
+	Resolver *net.Resolver
 }
 
 // Defaults of NetPolicy.

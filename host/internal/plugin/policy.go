@@ -24,8 +24,10 @@ type Policy struct {
 	// Default: timeout 2s, memory 64MiB, output 1MiB, concurrency 4.
 	DefaultLimits Limits `koanf:"default_limits"`
 	// AllowedHostPatterns lists what permissions.allowed_hosts may ask for:
-	// exact hosts, "*.suffix" patterns, or "*" for any. Default: none, so a
-	// plugin requesting network access is refused.
+	// exact hosts or "*.suffix" patterns, each optionally with ":port" (a
+	// pattern without one covers requests without one, which reach the
+	// default ports 80 and 443 only), or "*" for any host and port.
+	// Default: none, so a plugin requesting network access is refused.
 	AllowedHostPatterns []string `koanf:"allowed_host_patterns"`
 	// AllowedPathPrefixes lists host directories under which
 	// permissions.allowed_paths may mount. Default: none, so a plugin
@@ -113,7 +115,7 @@ func (p Policy) Validate() error {
 	}
 	for i, h := range p.AllowedHostPatterns {
 		if !validHostPattern(strings.ToLower(h), true) {
-			bad(fmt.Sprintf("allowed_host_patterns[%d]", i), "%q must be a host name, *.suffix or *", h)
+			bad(fmt.Sprintf("allowed_host_patterns[%d]", i), "%q must be a host name or *.suffix, optionally with :port, or *", h)
 		}
 	}
 	for i, pre := range p.AllowedPathPrefixes {
@@ -187,9 +189,16 @@ func (p Policy) hostAllowed(h string) bool {
 // pat. "*" covers everything; "*.example.com" covers "a.example.com",
 // "*.example.com" and "*.a.example.com" (label boundaries; not
 // "example.com" itself nor "badexample.com"); an exact host covers itself.
+// Ports must agree: a pattern with ":port" covers requests for that port,
+// one without covers requests without (the default ports 80 and 443).
 func hostPatternCovers(pat, req string) bool {
 	if pat == "*" {
 		return true
+	}
+	pat, patPort, _ := splitHostPort(pat)
+	req, reqPort, _ := splitHostPort(req)
+	if patPort != reqPort {
+		return false
 	}
 	suffix, wild := strings.CutPrefix(pat, "*.")
 	if !wild {

@@ -42,7 +42,7 @@ func TestPolicyValidate(t *testing.T) {
 	}{
 		{"default above max", Policy{MaxTimeout: time.Second, DefaultLimits: Limits{Timeout: 5 * time.Second}}, "policy.default_limits.timeout: 5s exceeds policy.max_timeout 1s"},
 		{"memory above max", Policy{MaxMemory: MiB, DefaultLimits: Limits{Memory: 2 * MiB}}, "policy.default_limits.memory: 2MiB exceeds policy.max_memory 1MiB"},
-		{"bad host pattern", Policy{AllowedHostPatterns: []string{"http://x"}}, `policy.allowed_host_patterns[0]: "http://x" must be a host name, *.suffix or *`},
+		{"bad host pattern", Policy{AllowedHostPatterns: []string{"http://x"}}, `policy.allowed_host_patterns[0]: "http://x" must be a host name or *.suffix, optionally with :port, or *`},
 		{"relative prefix", Policy{AllowedPathPrefixes: []string{"data"}}, `policy.allowed_path_prefixes[0]: "data" must be an absolute path`},
 	}
 	for _, tt := range tests {
@@ -66,7 +66,7 @@ func TestPolicyCheck(t *testing.T) {
 	}
 	base := "name: x\nversion: 1.0.0\nwasm: x.wasm\nskills: [{id: a, description: d}]\n"
 	pol := Policy{
-		AllowedHostPatterns: []string{"api.example.com", "*.example.org"},
+		AllowedHostPatterns: []string{"api.example.com", "*.example.org", "api.example.com:8443", "*.example.org:8443"},
 		AllowedPathPrefixes: []string{allowed},
 	}
 	tests := []struct {
@@ -93,6 +93,11 @@ func TestPolicyCheck(t *testing.T) {
 			want: `permissions.allowed_hosts[0]: "example.org" is not allowed by the operator's policy (policy.allowed_host_patterns)`},
 		{name: "label boundary", extra: "permissions: {allowed_hosts: [badexample.org]}",
 			want: `permissions.allowed_hosts[0]: "badexample.org" is not allowed by the operator's policy (policy.allowed_host_patterns)`},
+		{name: "port the policy names", extra: "permissions: {allowed_hosts: ['api.example.com:8443', 'a.example.org:8443']}"},
+		{name: "other port refused", extra: "permissions: {allowed_hosts: ['api.example.com:8080']}",
+			want: `permissions.allowed_hosts[0]: "api.example.com:8080" is not allowed by the operator's policy (policy.allowed_host_patterns)`},
+		{name: "default ports do not cover a port", extra: "permissions: {allowed_hosts: ['a.example.org:9000']}",
+			want: `permissions.allowed_hosts[0]: "a.example.org:9000" is not allowed by the operator's policy (policy.allowed_host_patterns)`},
 		{name: "wider wildcard refused", extra: "permissions: {allowed_hosts: ['*.org']}",
 			want: `permissions.allowed_hosts[0]: "*.org" is not allowed by the operator's policy (policy.allowed_host_patterns)`},
 		{name: "star policy", pol: Policy{AllowedHostPatterns: []string{"*"}}, extra: "permissions: {allowed_hosts: ['*.org', a.b]}"},

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -162,7 +163,7 @@ func (v *validator) permissions(dir string, raw *rawPermissions) Permissions {
 	} else {
 		for i, h := range raw.AllowedHosts {
 			if !validHostPattern(h, false) {
-				v.add(fmt.Sprintf("permissions.allowed_hosts[%d]", i), "%q must be a lower-case host name or *.suffix (no scheme, port or path)", h)
+				v.add(fmt.Sprintf("permissions.allowed_hosts[%d]", i), "%q must be a lower-case host name or *.suffix, optionally with :port (no scheme or path)", h)
 				continue
 			}
 			p.AllowedHosts = append(p.AllowedHosts, h)
@@ -206,12 +207,13 @@ func (v *validator) permissions(dir string, raw *rawPermissions) Permissions {
 }
 
 // validHostPattern accepts "host.name" or "*.suffix" (and "*" when allowStar is
-// true): lower-case DNS labels, no scheme, port or path.
+// set), each optionally followed by ":port" (1-65535).
 func validHostPattern(h string, allowStar bool) bool {
 	if h == "*" {
 		return allowStar
 	}
-	if len(h) > 253 {
+	h, _, ok := splitHostPort(h)
+	if !ok || len(h) > 253 {
 		return false
 	}
 	h = strings.TrimPrefix(h, "*.")
@@ -221,6 +223,20 @@ func validHostPattern(h string, allowStar bool) bool {
 		}
 	}
 	return true
+}
+
+// splitHostPort splits an optional ":port" off a host pattern; port 0 means
+// none (the default ports 80 and 443). ok is false for a malformed port.
+func splitHostPort(h string) (host string, port uint16, ok bool) {
+	host, ps, found := strings.Cut(h, ":")
+	if !found {
+		return h, 0, true
+	}
+	n, err := strconv.ParseUint(ps, 10, 16)
+	if err != nil || n == 0 || ps[0] == '0' || ps[0] == '+' {
+		return "", 0, false
+	}
+	return host, uint16(n), true
 }
 
 func validGuestPath(g string) (string, bool) {
