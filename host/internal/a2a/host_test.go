@@ -34,13 +34,22 @@ func quietLogger() *slog.Logger {
 
 func startHost(t *testing.T, pluginDir string) *testHost {
 	t.Helper()
+	return startHostOn(t, pluginDir, store.Config{DataDir: t.TempDir()}, t.TempDir())
+}
+
+// startHostOn is startHost with the state store of cfg (a NATS cluster's
+// URL, for hosts sharing it) and the compilation cache cacheDir (hosts
+// sharing it compile each plugin once).
+func startHostOn(t *testing.T, pluginDir string, cfg store.Config, cacheDir string) *testHost {
+	t.Helper()
 	ctx := context.Background()
-	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), Logger: quietLogger()})
+	cfg.Logger = quietLogger()
+	st, err := store.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: t.TempDir()})
+	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: cacheDir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,6 +98,10 @@ func (s *Service) CancelTask(ctx context.Context, req *a2av1.CancelTaskRequest) 
 	s.mu.Unlock()
 	if r != nil {
 		r.cancel(cause)
+	} else if err := s.events.nc.Publish(CancelSubject+string(req.ID), nil); err != nil {
+		// The task is canceled in the store either way; its host stops the
+		// call when the message arrives, or at the call's deadline.
+		s.log.Warn("a2a: cancel not sent to the task's host", "task_id", req.ID, "err", err)
 	}
 	cur, err := s.cfg.Tasks.Get(ctx, req.ID)
 	if err != nil {
@@ -106,34 +110,34 @@ func (s *Service) CancelTask(ctx context.Context, req *a2av1.CancelTaskRequest) 
 	return cur.Task, nil
 }
 
-// SubscribeToTask streams a running task's events, the Task first. A
-// terminal task answers UnsupportedOperation (-32004). A task not executing
-// on this host yields only its current Task.
+// SubscribeToTask streams a task's events, the Task first, wherever the
+// task runs: events after the Task snapshot arrive in order from the task
+// events stream (an event the snapshot already reflects may repeat). A
+// terminal task answers UnsupportedOperation (-32004).
 func (s *Service) SubscribeToTask(ctx context.Context, req *a2av1.SubscribeToTaskRequest) (*TaskStream, error) {
 	if _, err := s.cfg.Tasks.Get(ctx, req.ID); err != nil {
 		return nil, err
 	}
-	sub, ok := s.broker.subscribe(req.ID)
-	if !ok {
-		return nil, fault.Newf(fault.ResourceExhausted, fault.ReasonPoolSaturated, "task has %d streams already", maxSubscribers)
+	after, err := s.events.lastSeq(ctx, req.ID)
+	if err != nil {
+		return nil, err
 	}
-	rec, err := s.cfg.Tasks.Get(ctx, req.ID) // after subscribing: no event is missed
+	rec, err := s.cfg.Tasks.Get(ctx, req.ID) // after the sequence: no later event is missed
 	if err == nil && req.Tenant != "" && rec.Tenant != req.Tenant {
 		err = notFound(req.ID)
 	}
 	if err == nil && rec.State().IsTerminal() {
-		err = fault.Newf(fault.UnsupportedOperation, fault.ReasonTaskTerminal, "task is already %s: nothing to subscribe to", rec.State().V03())
+		err = fault.Newf(fault.UnsupportedOperation, "task_terminal", "task is already %s: nothing to subscribe to", rec.State().V03())
 	}
 	if err != nil {
-		_ = sub.Close()
 		return nil, err
 	}
-	s.mu.Lock()
-	_, local := s.running[req.ID]
-	s.mu.Unlock()
-	if !local {
-		_ = sub.Close()
-		sub = nil
+	sub, ok, err := s.events.subscribe(ctx, req.ID, after)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fault.Newf(fault.ResourceExhausted, fault.ReasonPoolSaturated, "task has %d streams on this host already", maxSubscribers)
 	}
 	return &TaskStream{first: rec.Task, sub: sub}, nil
 }

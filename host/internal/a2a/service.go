@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/nats-io/nats.go"
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
@@ -36,9 +38,10 @@ type ServiceConfig struct {
 
 // Service implements the A2A task methods over the plugin registry.
 type Service struct {
-	cfg    ServiceConfig
-	broker *broker
-	log    *slog.Logger
+	cfg     ServiceConfig
+	events  *events
+	cancels *nats.Subscription // cancels sent by other hosts
+	log     *slog.Logger
 
 	mu      sync.Mutex
 	running map[a2av1.TaskID]*run
@@ -63,11 +66,33 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Service{cfg: cfg, broker: newBroker(), log: cfg.Logger, running: map[a2av1.TaskID]*run{}}, nil
+	s := &Service{cfg: cfg, events: cfg.Tasks.events, log: cfg.Logger, running: map[a2av1.TaskID]*run{}}
+	sub, err := s.events.nc.Subscribe(CancelSubject+"*", s.onCancel)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: subscribe to cancels: %w", err)
+	}
+	s.cancels = sub
+	return s, nil
+}
+
+// onCancel stops the sandbox call of a task canceled on another host, when
+// it runs here. The task record is already canceled by that host.
+func (s *Service) onCancel(m *nats.Msg) {
+	id := a2av1.TaskID(strings.TrimPrefix(m.Subject, CancelSubject))
+	s.mu.Lock()
+	r := s.running[id]
+	s.mu.Unlock()
+	if r != nil {
+		s.log.Info("a2a: task canceled from another host; stopping it", "task_id", id)
+		r.cancel(fault.New(fault.Canceled, fault.ReasonCanceled, "canceled by the client"))
+	}
 }
 
 // Close cancels every running task and waits for them (or ctx).
 func (s *Service) Close(ctx context.Context) error {
+	if s.cancels != nil {
+		_ = s.cancels.Unsubscribe()
+	}
 	s.mu.Lock()
 	s.closed = true
 	for _, r := range s.running {
@@ -134,13 +159,20 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub 
 	s.wg.Add(1)
 	s.mu.Unlock()
 
+	var subscr *subscription
+	if sub { // before the task exists, so it sees every event
+		var err error
+		if subscr, _, err = s.events.subscribe(ctx, task.ID, 0); err != nil {
+			s.finish(task.ID, r)
+			return nil, nil, nil, err
+		}
+	}
 	if err := s.cfg.Tasks.Create(ctx, rec); err != nil {
+		if subscr != nil {
+			_ = subscr.Close()
+		}
 		s.finish(task.ID, r)
 		return nil, nil, nil, err
-	}
-	var subscr *subscription
-	if sub {
-		subscr, _ = s.broker.subscribe(task.ID) // a fresh task has no other subscriber
 	}
 	go s.execute(rctx, r, rec, input, requestID(ctx))
 	return rec, r, subscr, nil
@@ -150,6 +182,7 @@ func (s *Service) finish(id a2av1.TaskID, r *run) {
 	s.mu.Lock()
 	delete(s.running, id)
 	s.mu.Unlock()
+	s.events.done(id)
 	r.cancel(nil)
 	close(r.done)
 	s.wg.Done()
@@ -171,7 +204,9 @@ func (s *Service) execute(ctx context.Context, r *run, rec *Record, input json.R
 		}
 		parts = append(parts, a2av1.NewDataPart(data))
 		ev := a2av1.NewStatusUpdateEvent(task, a2av1.TaskStateWorking, a2av1.NewMessageForTask(a2av1.MessageRoleAgent, task, parts...))
-		s.broker.publish(task.ID, event{ev: ev, progress: true})
+		if err := s.events.publish(sctx, task.ID, event{ev: ev, progress: true}); err != nil {
+			s.log.Debug("a2a: progress event not published", "task_id", task.ID, "err", err)
+		}
 	}
 	out, err := s.cfg.Executor.Execute(ctx, plugin.Call{
 		SkillID: rec.SkillID, Input: input, RequestID: reqID,
@@ -220,11 +255,20 @@ func (s *Service) transition(ctx context.Context, id a2av1.TaskID, next TaskStat
 		return false
 	}
 	if pre != nil {
-		s.broker.publish(id, event{ev: pre})
+		s.publish(ctx, id, event{ev: pre})
 	}
 	final := next.IsTerminal() || next.IsInterrupted()
-	s.broker.publish(id, event{ev: &a2av1.TaskStatusUpdateEvent{TaskID: id, ContextID: rec.Task.ContextID, Status: rec.Task.Status}, final: final})
+	s.publish(ctx, id, event{ev: &a2av1.TaskStatusUpdateEvent{TaskID: id, ContextID: rec.Task.ContextID, Status: rec.Task.Status}, final: final})
 	return true
+}
+
+// publish sends a task event to its subscribers on every host. The task
+// record is already stored: a lost event delays a subscriber, it never
+// changes the task.
+func (s *Service) publish(ctx context.Context, id a2av1.TaskID, e event) {
+	if err := s.events.publish(ctx, id, e); err != nil {
+		s.log.Warn("a2a: task event not published", "task_id", id, "err", err)
+	}
 }
 
 func requestID(ctx context.Context) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"sort"
 	"strconv"
@@ -40,6 +41,7 @@ type TaskStoreConfig struct {
 	Retention   time.Duration // tasks expire this long after their last update; default 7 days
 	MaxTaskSize int32         // bytes of one stored task; default 4 MiB, capped at the store's MaxRecordBytes
 	MaxBytes    int64         // whole bucket; default 1 GiB
+	Logger      *slog.Logger  // task event problems; default slog.Default()
 }
 
 // Record is what the store keeps per task: the A2A task plus bookkeeping.
@@ -59,11 +61,13 @@ func (r *Record) State() TaskState { return StateOf(r.Task.Status.State) }
 // CancelTask, possibly on another host) never lose a transition and a
 // terminal task never changes.
 type TaskStore struct {
-	kv  jetstream.KeyValue
-	max int32
+	kv     jetstream.KeyValue
+	max    int32
+	events *events // task events and cancels across hosts
 }
 
-// OpenTaskStore creates or binds the tasks bucket on st.
+// OpenTaskStore creates or binds the tasks bucket and the task events stream
+// on st.
 func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*TaskStore, error) {
 	if cfg.Bucket == "" {
 		cfg.Bucket = TasksBucket
@@ -84,9 +88,16 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open task store: %w", err)
 	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	ev, err := openEvents(ctx, st, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
 	// A record must also fit the NATS server's max_payload: beyond it the
 	// write would fail with a NATS error instead of output_limit.
-	return &TaskStore{kv: kv, max: int32(min(int64(cfg.MaxTaskSize), st.MaxRecordBytes()))}, nil
+	return &TaskStore{kv: kv, max: int32(min(int64(cfg.MaxTaskSize), st.MaxRecordBytes())), events: ev}, nil
 }
 
 func checkTaskID(id a2av1.TaskID) error {
