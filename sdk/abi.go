@@ -10,51 +10,13 @@ import (
 // i64 — the offset of an Extism memory block holding a JSON request — and
 // returns one i64, the offset of an Extism memory block holding the JSON reply
 // envelope {"ok":true,"result":…} or {"ok":false,"error":{"code":…,"message":…}}.
+// The request and result types are in internal/wire.
 
-// Host function names in the "extism:host/user" namespace.
-const (
-	fnLog        = "log"
-	fnProgress   = "progress"
-	fnContextGet = "context_get"
-	fnContextSet = "context_set"
-	fnHTTPFetch  = "http_fetch"
-)
-
-// CodeHostCall marks a failure of the host-call machinery itself (no reply,
-// unreadable reply); host-reported failures keep the host's code.
-const CodeHostCall = "host_call"
-
-// envelope is the reply of every host function.
+// envelope is the reply of every host function, decoded.
 type envelope struct {
 	OK     bool            `json:"ok"`
 	Result json.RawMessage `json:"result,omitempty"`
 	Error  *Error          `json:"error,omitempty"`
-}
-
-type logRequest struct {
-	Level   string `json:"level"`
-	Message string `json:"message"`
-}
-
-type progressRequest struct {
-	Percent float64         `json:"percent"`
-	Message string          `json:"message,omitempty"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-type contextGetRequest struct {
-	Key string `json:"key"`
-}
-
-type contextGetResult struct {
-	Found bool            `json:"found"`
-	Value json.RawMessage `json:"value,omitempty"`
-}
-
-type contextSetRequest struct {
-	Key   string          `json:"key"`
-	Value json.RawMessage `json:"value"`
-	TTLMs int64           `json:"ttl_ms,omitempty"`
 }
 
 // decodeReply reads a host reply envelope into result (which may be nil).

@@ -24,8 +24,8 @@ type hostCall struct {
 func (r *recorder) input() []byte                    { return r.in }
 func (r *recorder) output(b []byte)                  { r.out = b }
 func (r *recorder) setError(b []byte)                { r.errJSON = b }
-func (r *recorder) config(key string) (string, bool) { v, ok := r.cfg[key]; return v, ok }
-func (r *recorder) call(fn string, req []byte) []byte {
+func (r *recorder) Config(key string) (string, bool) { v, ok := r.cfg[key]; return v, ok }
+func (r *recorder) Call(fn string, req []byte) []byte {
 	r.calls = append(r.calls, hostCall{fn, string(req)})
 	if r.reply == nil {
 		return []byte(`{"ok":true,"result":{}}`)
@@ -47,5 +47,5 @@ func okReply(t *testing.T, result any) func(string, []byte) []byte {
 func mustContext(t *testing.T, reply func(string, []byte) []byte) (*Context, *recorder) {
 	t.Helper()
 	r := &recorder{reply: reply}
-	return &Context{b: r}, r
+	return NewContext(r), r
 }

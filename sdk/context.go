@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/skillhost/skillhost/sdk/internal/wire"
 )
 
 // Context is what the host grants the running call: its config, the host log,
@@ -12,20 +14,20 @@ import (
 // only during the Handle call that created it and is not safe for concurrent
 // use.
 type Context struct {
-	b backend
+	t Transport
 }
 
 // Config returns the value of key from the manifest's permissions.config.
 func (c *Context) Config(key string) (string, bool) {
-	return c.b.config(key)
+	return c.t.Config(key)
 }
 
 // Log writes msg to the host log at level, attributed to the plugin, skill
 // and session. The host caps the message length and rate-limits each plugin;
 // messages over the limit are dropped, so Log never fails the skill.
 func (c *Context) Log(level Level, msg string) {
-	req, _ := json.Marshal(logRequest{Level: level.String(), Message: cut(msg, maxLogMessage)}) // strings always encode
-	_ = decodeReply(fnLog, c.b.call(fnLog, req), nil)
+	req, _ := json.Marshal(wire.LogRequest{Level: level.String(), Message: cut(msg, maxLogMessage)}) // strings always encode
+	_ = decodeReply(wire.FnLog, c.t.Call(wire.FnLog, req), nil)
 }
 
 // maxLogMessage is the host's cap on one log message (bytes); Log cuts
@@ -50,14 +52,14 @@ func (c *Context) Logf(level Level, format string, args ...any) {
 
 // Progress reports progress (0–100) with a short message to whoever is
 // waiting for the call (a streaming client, a plan). It fails with code
-// "rate_limited" when reported too often; a skill may ignore that error.
+// CodeRateLimited when reported too often; a skill may ignore that error.
 func (c *Context) Progress(percent float64, message string) error {
 	return c.ProgressData(percent, message, nil)
 }
 
 // ProgressData is Progress with an extra JSON-encodable payload.
 func (c *Context) ProgressData(percent float64, message string, data any) error {
-	p := progressRequest{Percent: percent, Message: message}
+	p := wire.ProgressRequest{Percent: percent, Message: message}
 	if data != nil {
 		raw, err := json.Marshal(data)
 		if err != nil {
@@ -69,16 +71,16 @@ func (c *Context) ProgressData(percent float64, message string, data any) error 
 	if err != nil {
 		return Errorf(CodeInvalidInput, "progress does not encode: %v", err) // NaN or Inf percent
 	}
-	return decodeReply(fnProgress, c.b.call(fnProgress, req), nil)
+	return decodeReply(wire.FnProgress, c.t.Call(wire.FnProgress, req), nil)
 }
 
 // Get reads key from the calling session's context into v. It reports false
 // (and leaves v alone) when the key is absent or expired. Calls without a
-// session fail with code "no_session".
+// session fail with code CodeNoSession.
 func (c *Context) Get(key string, v any) (bool, error) {
-	req, _ := json.Marshal(contextGetRequest{Key: key})
-	var res contextGetResult
-	if err := decodeReply(fnContextGet, c.b.call(fnContextGet, req), &res); err != nil {
+	req, _ := json.Marshal(wire.ContextGetRequest{Key: key})
+	var res wire.ContextGetResult
+	if err := decodeReply(wire.FnContextGet, c.t.Call(wire.FnContextGet, req), &res); err != nil {
 		return false, err
 	}
 	if !res.Found {
@@ -105,6 +107,6 @@ func (c *Context) Set(key string, v any, ttl time.Duration) error {
 	if ttl%time.Millisecond != 0 {
 		ms++
 	}
-	req, _ := json.Marshal(contextSetRequest{Key: key, Value: raw, TTLMs: ms})
-	return decodeReply(fnContextSet, c.b.call(fnContextSet, req), nil)
+	req, _ := json.Marshal(wire.ContextSetRequest{Key: key, Value: raw, TTLMs: ms})
+	return decodeReply(wire.FnContextSet, c.t.Call(wire.FnContextSet, req), nil)
 }

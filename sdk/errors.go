@@ -6,12 +6,11 @@ import (
 	"fmt"
 )
 
-// Error codes the SDK itself uses. A plugin may use any other code string.
+// Error codes the SDK itself uses (see also codes.go for the host's). A
+// plugin may use any other code string.
 const (
 	// CodeInvalidInput marks input the skill refuses (see InvalidInput).
 	CodeInvalidInput = "invalid_input"
-	// CodeInternal is used for a plain (non-*Error) error returned by a skill.
-	CodeInternal = "internal"
 	// CodeEncode marks an output the SDK could not encode as JSON.
 	CodeEncode = "encode_output"
 )

@@ -1,6 +1,10 @@
 package sdk
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/skillhost/skillhost/sdk/internal/wire"
+)
 
 // Request is an HTTP request made through the host. Only hosts listed in the
 // manifest's permissions.allowed_hosts are reachable; private and loopback
@@ -28,8 +32,8 @@ func (r *Response) Text() string { return string(r.Body) }
 func (r *Response) JSON(v any) error { return json.Unmarshal(r.Body, v) }
 
 // Fetch performs req through the host's http_fetch. Failures carry the
-// host's code: "host_not_allowed", "address_refused", "bad_request",
-// "response_too_large", "timeout", "fetch_failed", "rate_limited".
+// host's code: CodeHostNotAllowed, CodeAddressRefused, CodeBadRequest,
+// CodeRequestTooLarge, CodeResponseTooLarge, CodeTimeout, CodeFetchFailed.
 func (c *Context) Fetch(req Request) (*Response, error) {
 	if req.Method == "" {
 		req.Method = "GET"
@@ -39,7 +43,7 @@ func (c *Context) Fetch(req Request) (*Response, error) {
 		return nil, InvalidInput("request does not encode: %v", err)
 	}
 	var resp Response
-	if err := decodeReply(fnHTTPFetch, c.b.call(fnHTTPFetch, raw), &resp); err != nil {
+	if err := decodeReply(wire.FnHTTPFetch, c.t.Call(wire.FnHTTPFetch, raw), &resp); err != nil {
 		return nil, err
 	}
 	return &resp, nil

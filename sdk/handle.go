@@ -52,7 +52,7 @@ func handleRaw(b backend, fn func(ctx *Context, in []byte) ([]byte, error)) int3
 	if b == nil {
 		panic("sdk: no Extism host (build the plugin with GOOS=wasip1 GOARCH=wasm)")
 	}
-	ctx := &Context{b: b}
+	ctx := &Context{t: b}
 	out, err := fn(ctx, b.input())
 	if !isNil(err) {
 		b.setError(encodeError(err))

@@ -4,6 +4,8 @@ package sdk
 
 import (
 	"github.com/extism/go-pdk"
+
+	"github.com/skillhost/skillhost/sdk/internal/wire"
 )
 
 func init() { current = pdkBackend{} }
@@ -14,22 +16,22 @@ type pdkBackend struct{}
 func (pdkBackend) input() []byte                    { return pdk.Input() }
 func (pdkBackend) output(b []byte)                  { pdk.Output(b) }
 func (pdkBackend) setError(b []byte)                { pdk.SetErrorString(string(b)) }
-func (pdkBackend) config(key string) (string, bool) { return pdk.GetConfig(key) }
+func (pdkBackend) Config(key string) (string, bool) { return pdk.GetConfig(key) }
 
-func (pdkBackend) call(fn string, req []byte) []byte {
+func (pdkBackend) Call(fn string, req []byte) []byte {
 	mem := pdk.AllocateBytes(req)
 	defer mem.Free()
 	var off uint64
 	switch fn {
-	case fnLog:
+	case wire.FnLog:
 		off = hostLog(mem.Offset())
-	case fnProgress:
+	case wire.FnProgress:
 		off = hostProgress(mem.Offset())
-	case fnContextGet:
+	case wire.FnContextGet:
 		off = hostContextGet(mem.Offset())
-	case fnContextSet:
+	case wire.FnContextSet:
 		off = hostContextSet(mem.Offset())
-	case fnHTTPFetch:
+	case wire.FnHTTPFetch:
 		off = hostHTTPFetch(mem.Offset())
 	default:
 		return nil

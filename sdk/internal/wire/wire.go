@@ -1,0 +1,61 @@
+// Package wire is the JSON of the host-function ABI (docs/HOST_FUNCTIONS.md)
+// shared by the SDK and its test fake, package sdktest: the function names
+// in the "extism:host/user" namespace, their requests and results, and the
+// reply envelope.
+package wire
+
+import "encoding/json"
+
+// Host function names in the "extism:host/user" namespace.
+const (
+	FnLog        = "log"
+	FnProgress   = "progress"
+	FnContextGet = "context_get"
+	FnContextSet = "context_set"
+	FnHTTPFetch  = "http_fetch"
+)
+
+// Reply is the envelope every host function answers with:
+// {"ok":true,"result":…} or {"ok":false,"error":{"code":…,"message":…}}.
+type Reply struct {
+	OK     bool        `json:"ok"`
+	Result any         `json:"result,omitempty"`
+	Error  *ReplyError `json:"error,omitempty"`
+}
+
+// ReplyError is a host-reported failure.
+type ReplyError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// LogRequest is the request of log.
+type LogRequest struct {
+	Level   string `json:"level"`
+	Message string `json:"message"`
+}
+
+// ProgressRequest is the request of progress.
+type ProgressRequest struct {
+	Percent float64         `json:"percent"`
+	Message string          `json:"message,omitempty"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// ContextGetRequest is the request of context_get.
+type ContextGetRequest struct {
+	Key string `json:"key"`
+}
+
+// ContextGetResult is the result of context_get.
+type ContextGetResult struct {
+	Found bool            `json:"found"`
+	Value json.RawMessage `json:"value,omitempty"`
+}
+
+// ContextSetRequest is the request of context_set.
+type ContextSetRequest struct {
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value"`
+	TTLMs int64           `json:"ttl_ms,omitempty"`
+}
