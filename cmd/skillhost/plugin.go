@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/skillhost/skillhost/host/devkit"
+	"github.com/skillhost/skillhost/sdk"
 )
 
 // newPluginCmd is `skillhost plugin`: the plugin author's tools. The logic
@@ -20,12 +22,14 @@ func newPluginCmd() *cobra.Command {
 		Short: "Create, build, inspect, validate and test plugins",
 		Long: `Tools for plugin authors. A plugin is a folder with plugin.yaml and its .wasm.
 
-Write your first plugin:
-  skillhost plugin new hello              # scaffold ./hello (Go; go.mod points at this checkout's sdk/)
-  (cd hello && GOWORK=off go test ./...)  # unit-test the skill logic on the host
+Write your first plugin (needs only this binary and Go):
+  skillhost plugin new hello              # scaffold ./hello (Go, with a copy of the SDK in hello/sdk)
+  (cd hello && go test ./...)             # unit-test the skill on this machine (package sdktest)
   skillhost plugin build hello            # compile hello/hello.wasm (GOOS=wasip1 GOARCH=wasm)
   skillhost plugin test hello             # run every example in the real sandbox
-  skillhost serve --plugins .             # serve it`,
+  skillhost serve --plugins .             # serve it
+
+In another language: plugin new NAME --lang assemblyscript (npm) or --lang wat (wabt).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -34,20 +38,25 @@ Write your first plugin:
 }
 
 func newPluginNewCmd() *cobra.Command {
-	var dir, sdk string
+	var dir, sdkDir, lang string
 	cmd := &cobra.Command{
 		Use:   "new NAME",
-		Short: "Scaffold a Go plugin that builds and passes `plugin test` as is",
-		Long: `Scaffold a Go plugin folder: main.go (the wasm export), logic.go and logic_test.go,
-plugin.yaml with one skill (<name>_hello, with schemas and examples), go.mod and go.sum.
+		Short: "Scaffold a plugin (Go, AssemblyScript or WAT) that builds and passes `plugin test` as is",
+		Long: `Scaffold a plugin folder with plugin.yaml (one skill <name>_hello, with schemas and examples
+that check an output and an error) and the skill's source:
 
-go.mod replaces ` + devkit.SDKModule + ` with a local path: --sdk, else $` + devkit.SDKEnv + `,
-else the sdk/ folder of the skillhost checkout found walking up from the target folder or
-the current directory.`,
-		Example: "  skillhost plugin new weather\n  skillhost plugin new weather --dir plugins/weather",
-		Args:    cobra.ExactArgs(1),
+  --lang go (default)    main.go, logic.go, logic_test.go (with sdktest), go.mod, go.sum and sdk/,
+                         a copy of the skillhost SDK this binary carries; go.mod replaces
+                         ` + devkit.SDKModule + ` with ./sdk, so the folder builds anywhere with Go.
+                         Inside a skillhost checkout (or with --sdk DIR) it uses that SDK folder instead.
+  --lang assemblyscript  package.json (@extism/as-pdk, AssemblyScript), assembly/index.ts and
+                         assembly/skillhost.ts (the skillhost host functions); built with npm.
+  --lang wat             NAME.wat: a module written by hand, the smallest plugin; built with wabt's wat2wasm.`,
+		Example: "  skillhost plugin new weather\n  skillhost plugin new weather --dir plugins/weather\n" +
+			"  skillhost plugin new weather --lang assemblyscript",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, err := devkit.New(devkit.NewOptions{Name: args[0], Dir: dir, SDKPath: sdk})
+			sc, err := devkit.New(devkit.NewOptions{Name: args[0], Lang: lang, Dir: dir, SDK: sdk.Source, SDKPath: sdkDir, Version: version})
 			if errors.Is(err, devkit.ErrInvalidName) {
 				return usageError{err}
 			}
@@ -55,22 +64,20 @@ the current directory.`,
 				return err
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "created %s (skill %s, sdk %s)\n", sc.Dir, sc.Skill, sc.SDKPath)
+			fmt.Fprintf(w, "created %s (%s, skill %s)\n", sc.Dir, sc.Lang, sc.Skill)
+			if sc.SDK != "" {
+				fmt.Fprintf(w, "sdk: %s\n", sc.SDK)
+			}
 			for _, f := range sc.Files {
 				fmt.Fprintf(w, "  %s\n", f)
 			}
-			rel := sc.Dir
-			if wd, err := os.Getwd(); err == nil {
-				if r, err := filepath.Rel(wd, sc.Dir); err == nil && filepath.IsLocal(r) {
-					rel = r
-				}
-			}
-			fmt.Fprintf(w, "next: skillhost plugin build %s && skillhost plugin test %s\n", rel, rel)
+			fmt.Fprintf(w, "next: %s\n", strings.Join(sc.Next, " && "))
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "folder to create (default ./NAME); must not exist or be empty")
-	cmd.Flags().StringVar(&sdk, "sdk", "", "path of the skillhost sdk/ folder (default $"+devkit.SDKEnv+" or found by walking up)")
+	cmd.Flags().StringVar(&lang, "lang", devkit.LangGo, "language: "+strings.Join(devkit.Langs, ", "))
+	cmd.Flags().StringVar(&sdkDir, "sdk", "", "Go: use this SDK folder (holding the SDK's go.mod) instead of a copy")
 	return cmd
 }
 
@@ -78,10 +85,16 @@ func newPluginBuildCmd() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "build DIR",
-		Short: "Compile a Go plugin folder to its .wasm and check its exports",
-		Long: `Compile the Go plugin in DIR with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath
-(GOWORK=off) into the manifest's wasm path, then check that every skill's function is exported
-and that only host-provided functions are imported. Steps and elapsed times go to stderr.`,
+		Short: "Compile a plugin folder (Go, AssemblyScript/npm or WAT) to its .wasm and check it",
+		Long: `Compile the plugin in DIR into the manifest's wasm path (or --out), recognising its language:
+
+  *.go, go.mod  go build -buildmode=c-shared -trimpath with GOOS=wasip1 GOARCH=wasm (GOWORK=off)
+  package.json  npm install (when node_modules is missing), then npm run build (AssemblyScript)
+  *.wat         wat2wasm (from wabt)
+
+then check that every skill's function is exported and that only host-provided functions are
+imported. Steps and elapsed times go to stderr. Any other folder (Rust, …): build the module with
+your toolchain, then run plugin validate.`,
 		Example: "  skillhost plugin build plugins/text",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -100,7 +100,7 @@ func TestPluginWorkflow(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"new", "first", "--dir", dir, "--sdk", sdkDir(t)}, "created " + dir + " (skill first_hello"},
+		{[]string{"new", "first", "--dir", dir, "--sdk", sdkDir(t)}, "created " + dir + " (go, skill first_hello"},
 		{[]string{"build", dir}, "built " + filepath.Join(dir, "first.wasm")},
 		{[]string{"validate", dir}, dir + ": ok"},
 		{[]string{"test", dir}, "3 passed, 0 failed\n"},

@@ -1,7 +1,6 @@
 package devkit
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -32,7 +30,7 @@ type BuildOptions struct {
 	// GoBin is the go command. Optional. Default: "go" from PATH.
 	GoBin string
 	// Env is added to the toolchain's environment (after GOOS, GOARCH and
-	// GOWORK, so it may override them). Optional.
+	// GOWORK for Go, so it may override them). Optional.
 	Env []string
 }
 
@@ -46,52 +44,21 @@ type BuildResult struct {
 	Duration time.Duration // whole build, checks included
 }
 
-// BuildError is a failed compilation: the toolchain's exit status and
-// (capped) output.
-type BuildError struct {
-	Dir    string
-	Output string // compiler output, at most 16 KiB
-	Err    error
-}
-
-// Error implements error on one line: the toolchain's status and the first
-// message of its output (package headers skipped) (Build also writes the whole output to
-// BuildOptions.Progress).
-func (e *BuildError) Error() string {
-	first := ""
-	for line := range strings.SplitSeq(e.Output, "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "# ") {
-			first = line
-			break
-		}
-	}
-	if first == "" {
-		return fmt.Sprintf("build %s: go build: %v", e.Dir, e.Err)
-	}
-	return fmt.Sprintf("build %s: go build: %v: %s", e.Dir, e.Err, first)
-}
-
-// Unwrap returns the toolchain error.
-func (e *BuildError) Unwrap() error { return e.Err }
-
-// Build compiles the Go plugin in dir for GOOS=wasip1 GOARCH=wasm
-// (-buildmode=c-shared, -trimpath) into the manifest's wasm path, then checks
-// that the module exports every skill's function and imports only what the
-// host provides. GOWORK is off: the folder builds from its own go.mod.
+// Build compiles the plugin in dir into the manifest's wasm path (or
+// BuildOptions.Out), then checks that the module exports every skill's
+// function and imports only what the host provides. It recognises the
+// folder's language by its files:
+//
+//	*.go, go.mod  Go: go build -buildmode=c-shared -trimpath with GOOS=wasip1
+//	              GOARCH=wasm and GOWORK=off (the folder builds from its own go.mod)
+//	package.json  npm (AssemblyScript): npm install when node_modules is missing,
+//	              then npm run build, whose output must be the manifest's wasm path
+//	*.wat         WebAssembly text: wat2wasm <wasm stem>.wat (or the only .wat)
+//
+// Any other folder (Rust's Cargo.toml, …) is refused with ErrCannotBuild:
+// build it with its own toolchain, then run Validate. So is a missing tool.
 func Build(ctx context.Context, dir string, opts BuildOptions) (*BuildResult, error) {
 	start := time.Now()
-	steps := NewSteps(opts.Progress, 3)
-	res, err := build(ctx, dir, opts, steps)
-	steps.End(err)
-	if err != nil {
-		return nil, err
-	}
-	res.Duration = time.Since(start)
-	return res, nil
-}
-
-func build(ctx context.Context, dir string, opts BuildOptions, steps *Steps) (*BuildResult, error) {
-	steps.Start("read " + plugin.ManifestFile)
 	m, err := plugin.LoadManifest(dir)
 	if err != nil {
 		return nil, oneLine(err)
@@ -100,19 +67,40 @@ func build(ctx context.Context, dir string, opts BuildOptions, steps *Steps) (*B
 	if out == "" {
 		out = filepath.Join(dir, m.Wasm)
 	}
-	out, err = filepath.Abs(out)
-	if err != nil {
+	if out, err = filepath.Abs(out); err != nil {
 		return nil, fmt.Errorf("build: %w", err)
 	}
-
-	steps.Start("compile " + m.Name + " (go build, wasip1/wasm)")
-	if err := goBuild(ctx, dir, out, opts); err != nil {
-		var be *BuildError
-		if errors.As(err, &be) && opts.Progress != nil {
-			steps.End(err)
-			fmt.Fprintln(opts.Progress, strings.TrimRight(be.Output, "\n"))
-		}
+	tc, err := detectToolchain(dir, m.Name, m.Wasm, out, opts)
+	if err != nil {
 		return nil, err
+	}
+	steps := NewSteps(opts.Progress, len(tc.steps)+2)
+	steps.Start("read " + plugin.ManifestFile) // read above; shown for the full picture
+	res, err := build(ctx, dir, m, out, tc, opts, steps)
+	steps.End(err)
+	if err != nil {
+		return nil, err
+	}
+	res.Duration = time.Since(start)
+	return res, nil
+}
+
+func build(ctx context.Context, dir string, m *plugin.Manifest, out string, tc *toolchain, opts BuildOptions, steps *Steps) (*BuildResult, error) {
+	for _, st := range tc.steps {
+		steps.Start(st.title)
+		if err := st.run(ctx, dir, opts.Env); err != nil {
+			var be *BuildError
+			if errors.As(err, &be) && opts.Progress != nil {
+				steps.End(err)
+				fmt.Fprintln(opts.Progress, strings.TrimRight(be.Output, "\n"))
+			}
+			return nil, err
+		}
+	}
+	if tc.fixedOut != "" {
+		if err := placeModule(tc.fixedOut, out); err != nil {
+			return nil, fmt.Errorf("build %s: %w", dir, err)
+		}
 	}
 
 	steps.Start("check " + filepath.Base(out))
@@ -127,8 +115,8 @@ func build(ctx context.Context, dir string, opts BuildOptions, steps *Steps) (*B
 	var problems []error
 	for i, s := range m.Skills {
 		if !info.HasExport(s.Function) {
-			problems = append(problems, fmt.Errorf("skills[%d] (%s): function %q is not exported; add //go:wasmexport %s",
-				i, s.ID, s.Function, s.Function))
+			problems = append(problems, fmt.Errorf("skills[%d] (%s): function %q is not exported; %s",
+				i, s.ID, s.Function, exportHint(tc.lang, s.Function)))
 		}
 	}
 	problems = append(problems, checkImports(info)...)
@@ -139,50 +127,27 @@ func build(ctx context.Context, dir string, opts BuildOptions, steps *Steps) (*B
 	return &BuildResult{Manifest: m, Wasm: out, Size: len(wasm), SHA256: hex.EncodeToString(sum[:]), Info: info}, nil
 }
 
-// goBuild runs the toolchain.
-func goBuild(ctx context.Context, dir, out string, opts BuildOptions) error {
-	goBin := opts.GoBin
-	if goBin == "" {
-		goBin = "go"
+// exportHint says how a language exports a function.
+func exportHint(lang, fn string) string {
+	switch lang {
+	case "Go":
+		return "add //go:wasmexport " + fn
+	case "WAT":
+		return fmt.Sprintf(`add (export %q) to its func`, fn)
+	default:
+		return "export a function named " + fn
 	}
-	cmd := exec.CommandContext(ctx, goBin, "build", "-buildmode=c-shared", "-trimpath", "-o", out, ".")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "GOWORK=off", "CGO_ENABLED=0")
-	cmd.Env = append(cmd.Env, opts.Env...)
-	var buf cappedBuffer
-	buf.max = maxToolOutput
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("build %s: %w", dir, ctx.Err())
-		}
-		return &BuildError{Dir: dir, Output: buf.String(), Err: err}
-	}
-	return nil
 }
 
-// cappedBuffer keeps the first max bytes written and counts the rest.
-type cappedBuffer struct {
-	bytes.Buffer
-	max     int
-	dropped int
-}
-
-func (b *cappedBuffer) Write(p []byte) (int, error) {
-	room := b.max - b.Len()
-	if room < len(p) {
-		if room > 0 {
-			b.Buffer.Write(p[:room])
-		}
-		b.dropped += len(p) - max(room, 0)
-		return len(p), nil
+// placeModule checks that a tool wrote the module at built and copies it to
+// out when they differ.
+func placeModule(built, out string) error {
+	data, err := os.ReadFile(built)
+	if err != nil {
+		return fmt.Errorf("the build did not write the manifest's module %s: %w", built, err)
 	}
-	return b.Buffer.Write(p)
-}
-
-func (b *cappedBuffer) String() string {
-	if b.dropped > 0 {
-		return b.Buffer.String() + fmt.Sprintf("\n… (%d more bytes of output)", b.dropped)
+	if built == out {
+		return nil
 	}
-	return b.Buffer.String()
+	return os.WriteFile(out, data, 0o644)
 }

@@ -54,7 +54,7 @@ func TestBuildReportsCompilerErrors(t *testing.T) {
 	needGo(t)
 	dir := copyPlugin(t, scaffolded(t))
 	_ = os.Remove(filepath.Join(dir, "greeter.wasm"))
-	mustEdit(t, filepath.Join(dir, "logic.go"), `return HelloOut{Greeting: "Hello, " + name + end}, nil`, `return HelloOut{Greeting: undefinedThing}, nil`)
+	mustEdit(t, filepath.Join(dir, "logic.go"), `return HelloOut{Greeting: greeting + ", " + name + end}, nil`, `return HelloOut{Greeting: undefinedThing}, nil`)
 	var progress strings.Builder
 	_, err := devkit.Build(context.Background(), dir, devkit.BuildOptions{Progress: &progress})
 	var be *devkit.BuildError

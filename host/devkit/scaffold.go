@@ -1,42 +1,61 @@
 package devkit
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"text/template"
 )
 
-// SDKModule is the module path of the plugin SDK.
-const SDKModule = "github.com/skillhost/skillhost/sdk"
+// Languages New scaffolds: Go with the skillhost SDK (the default),
+// AssemblyScript with Extism's @extism/as-pdk (built with npm), and a
+// hand-written WebAssembly text module (built with wabt's wat2wasm).
+const (
+	LangGo             = "go"
+	LangAssemblyScript = "assemblyscript"
+	LangWAT            = "wat"
+)
 
-// SDKEnv names the environment variable that points New at the SDK folder.
-const SDKEnv = "SKILLHOST_SDK"
+// Langs lists the languages New accepts, default first.
+var Langs = []string{LangGo, LangAssemblyScript, LangWAT}
 
 // maxScaffoldName keeps "<name>_hello" within the 64-character skill id cap.
 const maxScaffoldName = 58
 
 var reName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
-// ErrInvalidName is wrapped by New's error for a bad plugin name.
+// ErrInvalidName is wrapped by New's error for a bad plugin name or
+// language (a usage error).
 var ErrInvalidName = errors.New("invalid plugin name")
 
 // NewOptions configure New.
 type NewOptions struct {
 	// Name is the plugin name: [a-z0-9][a-z0-9-]*, at most 58 characters.
 	Name string
+	// Lang is one of Langs. Optional. Default: LangGo.
+	Lang string
 	// Dir is the folder to create. Optional. Default: Name, under WorkDir.
 	Dir string
-	// SDKPath is the folder of the SDK module (the one holding sdk/go.mod).
-	// Optional. Default: $SKILLHOST_SDK, else the first sdk/go.mod of
-	// module github.com/skillhost/skillhost/sdk found walking up from Dir,
-	// then from WorkDir.
+	// SDK is the Go SDK's source tree (sdk.Source, which the skillhost
+	// binary embeds). A Go scaffold gets a copy in its sdk/ folder and its
+	// go.mod replaces the SDK module with ./sdk, so the folder builds
+	// anywhere with Go and the module proxy. Not used when SDKPath is set
+	// or the plugin is created inside a skillhost checkout.
+	SDK fs.FS
+	// SDKPath is an SDK folder to use instead of a copy (one holding the
+	// go.mod of module github.com/skillhost/skillhost/sdk). Optional.
+	// Default: the sdk/ folder of the skillhost checkout the plugin is
+	// created in, if any, else a copy of SDK. go.mod refers to it by a
+	// relative path when the plugin lies in the same tree.
 	SDKPath string
+	// Version is the skillhost version noted in the scaffold. Optional.
+	Version string
 	// WorkDir resolves a relative Dir. Optional. Default: the current
 	// directory.
 	WorkDir string
@@ -44,30 +63,110 @@ type NewOptions struct {
 
 // Scaffold describes the created plugin.
 type Scaffold struct {
-	Dir     string   // absolute path of the new plugin folder
-	Skill   string   // id of its one skill
-	SDKPath string   // SDK folder the go.mod replace points at
-	Files   []string // created files, relative to Dir
+	Dir   string   // absolute path of the new plugin folder
+	Lang  string   // one of Langs
+	Skill string   // id of its one skill
+	SDK   string   // Go: how go.mod finds the SDK ("./sdk (copied)", a path); "" otherwise
+	Files []string // created files, relative to Dir ("sdk/" for the copied SDK)
+	Next  []string // commands that build and test it, relative to the current directory
 }
 
 // tmplData fills the templates.
 type tmplData struct {
-	Name, Skill, SDKModule, SDKReplace, GoVersion, PDKVersion string
+	Name, Skill, Version string
+	// Go
+	SDKModule, SDKReplace, SDKNote, GoVersion, PDKVersion string
+	// WAT
+	WAT watData
 }
 
-// New scaffolds a plugin folder that builds and passes `plugin test` as is:
-// main.go (the wasm export), logic.go and logic_test.go (the skill as a pure
-// function and its test), nowasm.go, plugin.yaml, go.mod, go.sum and
-// .gitignore. It refuses an invalid name and an existing non-empty folder.
+// scaffoldFile is one file New writes (rendered with [[ ]] delimiters).
+type scaffoldFile struct{ name, text string }
+
+// New scaffolds a plugin folder in opts.Lang that builds and passes
+// `plugin test` as is: plugin.yaml with one skill <name>_hello (schemas and
+// examples with expectations), the skill's source and a .gitignore; for Go
+// also its unit test (with sdktest) and go.mod/go.sum. It refuses an
+// invalid name or language and an existing non-empty folder.
 func New(opts NewOptions) (*Scaffold, error) {
-	if err := checkName(opts.Name); err != nil {
+	if opts.Lang == "" {
+		opts.Lang = LangGo
+	}
+	if !slices.Contains(Langs, opts.Lang) {
+		return nil, fmt.Errorf("%w: unknown language %q (want %s)", ErrInvalidName, opts.Lang, strings.Join(Langs, ", "))
+	}
+	if err := checkName(opts.Name, opts.Lang); err != nil {
 		return nil, err
 	}
+	dir, err := targetDir(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkEmptyDir(dir); err != nil {
+		return nil, err
+	}
+	sc := &Scaffold{Dir: dir, Lang: opts.Lang}
+	data := tmplData{Name: opts.Name, Skill: strings.ReplaceAll(opts.Name, "-", "_") + "_hello", Version: opts.Version}
+	if data.Version == "" {
+		data.Version = "dev"
+	}
+	sc.Skill = data.Skill
+	var files []scaffoldFile
+	var extra func() error // writes what is not a template (the SDK copy)
+	switch opts.Lang {
+	case LangGo:
+		files, extra, err = goScaffold(opts, dir, &data, sc)
+	case LangAssemblyScript:
+		files = asFiles
+	case LangWAT:
+		data.WAT = newWATData(opts.Name)
+		files = watFiles
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("new: %w", err)
+	}
+	for _, f := range files {
+		name, err := render(f.name, f.name, data)
+		if err != nil {
+			return nil, err
+		}
+		text, err := render(name, f.text, data)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeFile(filepath.Join(dir, filepath.FromSlash(name)), []byte(text)); err != nil {
+			return nil, err
+		}
+		sc.Files = append(sc.Files, name)
+	}
+	if extra != nil {
+		if err := extra(); err != nil {
+			return nil, err
+		}
+	}
+	sc.Next = nextSteps(opts, dir)
+	return sc, nil
+}
+
+// render executes a template written with [[ ]] delimiters.
+func render(name, text string, data tmplData) (string, error) {
+	var b bytes.Buffer
+	if err := template.Must(template.New(name).Delims("[[", "]]").Parse(text)).Execute(&b, data); err != nil {
+		return "", fmt.Errorf("new: render %s: %w", name, err)
+	}
+	return b.String(), nil
+}
+
+// targetDir resolves the folder to create.
+func targetDir(opts NewOptions) (string, error) {
 	wd := opts.WorkDir
 	if wd == "" {
 		var err error
 		if wd, err = os.Getwd(); err != nil {
-			return nil, fmt.Errorf("new: %w", err)
+			return "", fmt.Errorf("new: %w", err)
 		}
 	}
 	dir := opts.Dir
@@ -77,45 +176,38 @@ func New(opts NewOptions) (*Scaffold, error) {
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(wd, dir)
 	}
-	dir = filepath.Clean(dir)
-	if err := checkEmptyDir(dir); err != nil {
-		return nil, err
-	}
-	sdk, err := findSDK(opts.SDKPath, dir, wd)
-	if err != nil {
-		return nil, err
-	}
-	data, err := templateData(opts.Name, dir, sdk)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("new: %w", err)
-	}
-	sc := &Scaffold{Dir: dir, Skill: data.Skill, SDKPath: sdk}
-	for _, f := range scaffoldFiles {
-		var b bytes.Buffer
-		if err := template.Must(template.New(f.name).Delims("[[", "]]").Parse(f.text)).Execute(&b, data); err != nil {
-			return nil, fmt.Errorf("new: render %s: %w", f.name, err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f.name), b.Bytes(), 0o644); err != nil {
-			return nil, fmt.Errorf("new: %w", err)
-		}
-		sc.Files = append(sc.Files, f.name)
-	}
-	sum, err := sdkGoSum(sdk)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
-		return nil, fmt.Errorf("new: %w", err)
-	}
-	sc.Files = append(sc.Files, "go.sum")
-	return sc, nil
+	return filepath.Clean(dir), nil
 }
 
-// checkName validates a plugin name for scaffolding.
-func checkName(name string) error {
+// nextSteps are the commands that build and test the new plugin.
+func nextSteps(opts NewOptions, dir string) []string {
+	rel := dir
+	wd := opts.WorkDir
+	if wd == "" {
+		wd, _ = os.Getwd()
+	}
+	if r, err := filepath.Rel(wd, dir); err == nil && filepath.IsLocal(r) {
+		rel = r
+	}
+	steps := []string{"skillhost plugin build " + rel, "skillhost plugin test " + rel}
+	if opts.Lang == LangGo {
+		steps = append([]string{"(cd " + rel + " && go test ./...)"}, steps...)
+	}
+	return steps
+}
+
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("new: %w", err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return fmt.Errorf("new: %w", err)
+	}
+	return nil
+}
+
+// checkName validates a plugin name for scaffolding in lang.
+func checkName(name, lang string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: the name is empty", ErrInvalidName)
@@ -123,6 +215,8 @@ func checkName(name string) error {
 		return fmt.Errorf("%w %q: at most %d characters", ErrInvalidName, name, maxScaffoldName)
 	case !reName.MatchString(name):
 		return fmt.Errorf("%w %q: use lower-case letters, digits and '-', starting with a letter or digit", ErrInvalidName, name)
+	case lang == LangAssemblyScript && name[0] >= '0' && name[0] <= '9':
+		return fmt.Errorf("%w %q: the skill's AssemblyScript export <name>_hello must not start with a digit", ErrInvalidName, name)
 	}
 	return nil
 }
@@ -147,114 +241,4 @@ func checkEmptyDir(dir string) error {
 		return fmt.Errorf("new: %s is not empty (%d entries); choose another --dir", dir, len(ents))
 	}
 	return nil
-}
-
-// findSDK locates the SDK folder: explicit, then $SKILLHOST_SDK, then a walk
-// up from each start folder.
-func findSDK(explicit string, starts ...string) (string, error) {
-	if explicit == "" {
-		explicit = os.Getenv(SDKEnv)
-	}
-	if explicit != "" {
-		abs, err := filepath.Abs(explicit)
-		if err != nil {
-			return "", fmt.Errorf("new: SDK path: %w", err)
-		}
-		if !isSDK(abs) {
-			return "", fmt.Errorf("new: %s has no go.mod of module %s (check --sdk or $%s)", abs, SDKModule, SDKEnv)
-		}
-		return abs, nil
-	}
-	for _, s := range starts {
-		for d := s; ; d = filepath.Dir(d) {
-			if cand := filepath.Join(d, "sdk"); isSDK(cand) {
-				return cand, nil
-			}
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	return "", fmt.Errorf("new: cannot find the skillhost SDK (a folder sdk/ with the go.mod of %s) above %s; "+
-		"run this inside a skillhost checkout or set $%s to its sdk folder", SDKModule, starts[len(starts)-1], SDKEnv)
-}
-
-// isSDK reports whether dir/go.mod declares the SDK module.
-func isSDK(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, "go.mod"))
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fields := strings.Fields(sc.Text()); len(fields) == 2 && fields[0] == "module" {
-			return strings.Trim(fields[1], `"`) == SDKModule
-		}
-	}
-	return false
-}
-
-// templateData computes the template values.
-func templateData(name, dir, sdk string) (tmplData, error) {
-	goVer, pdkVer, err := sdkVersions(sdk)
-	if err != nil {
-		return tmplData{}, err
-	}
-	// Relative inside the checkout (it survives moving the checkout),
-	// absolute elsewhere (it survives moving the plugin).
-	replace := sdk
-	if within(filepath.Dir(sdk), dir) {
-		if rel, err := filepath.Rel(dir, sdk); err == nil {
-			replace = filepath.ToSlash(rel)
-		}
-	}
-	return tmplData{
-		Name:       name,
-		Skill:      strings.ReplaceAll(name, "-", "_") + "_hello",
-		SDKModule:  SDKModule,
-		SDKReplace: replace,
-		GoVersion:  goVer,
-		PDKVersion: pdkVer,
-	}, nil
-}
-
-// within reports whether path is root or below it.
-func within(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && (rel == "." || filepath.IsLocal(rel))
-}
-
-// sdkVersions reads the go directive and the go-pdk version from the SDK's
-// go.mod, so the scaffold matches the SDK it builds against.
-func sdkVersions(sdk string) (goVer, pdkVer string, err error) {
-	data, err := os.ReadFile(filepath.Join(sdk, "go.mod"))
-	if err != nil {
-		return "", "", fmt.Errorf("new: %w", err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) >= 2 && f[0] == "go":
-			goVer = f[1]
-		case len(f) >= 2 && f[0] == "github.com/extism/go-pdk":
-			pdkVer = f[1]
-		case len(f) >= 3 && f[0] == "require" && f[1] == "github.com/extism/go-pdk":
-			pdkVer = f[2]
-		}
-	}
-	if goVer == "" || pdkVer == "" {
-		return "", "", fmt.Errorf("new: %s/go.mod lacks a go directive or a github.com/extism/go-pdk requirement", sdk)
-	}
-	return goVer, pdkVer, nil
-}
-
-// sdkGoSum returns the SDK's go.sum: the scaffold needs the same checksums
-// (go-pdk) to build without `go mod tidy`.
-func sdkGoSum(sdk string) ([]byte, error) {
-	data, err := os.ReadFile(filepath.Join(sdk, "go.sum"))
-	if err != nil {
-		return nil, fmt.Errorf("new: the SDK's go.sum: %w", err)
-	}
-	return data, nil
 }

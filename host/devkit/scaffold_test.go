@@ -3,6 +3,7 @@ package devkit_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host/devkit"
+	"github.com/skillhost/skillhost/sdk"
 )
 
 func TestNewRefusesBadNames(t *testing.T) {
@@ -58,8 +60,10 @@ func TestNewRefusesExistingContent(t *testing.T) {
 }
 
 func TestNewFindsTheSDK(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
-	t.Run("walking up from the target folder", func(t *testing.T) {
+	t.Run("inside a checkout", func(t *testing.T) {
+		t.Parallel()
 		// A fake checkout: the SDK's go.mod and go.sum are all New reads.
 		checkout := t.TempDir()
 		if err := os.MkdirAll(filepath.Join(checkout, "sdk"), 0o755); err != nil {
@@ -67,13 +71,12 @@ func TestNewFindsTheSDK(t *testing.T) {
 		}
 		mustCopy(t, filepath.Join(root, "sdk", "go.mod"), filepath.Join(checkout, "sdk", "go.mod"))
 		mustCopy(t, filepath.Join(root, "sdk", "go.sum"), filepath.Join(checkout, "sdk", "go.sum"))
-		t.Setenv(devkit.SDKEnv, "")
-		sc, err := devkit.New(devkit.NewOptions{Name: "walker", Dir: filepath.Join(checkout, "plugins", "walker"), WorkDir: t.TempDir()})
+		sc, err := devkit.New(devkit.NewOptions{Name: "walker", Dir: filepath.Join(checkout, "plugins", "walker"), SDK: sdk.Source})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(filepath.Join(checkout, "sdk"), sc.SDKPath); diff != "" {
-			t.Errorf("SDKPath (-want +got):\n%s", diff)
+		if diff := cmp.Diff(filepath.Join(checkout, "sdk"), sc.SDK); diff != "" {
+			t.Errorf("SDK (-want +got):\n%s", diff)
 		}
 		gomod, _ := os.ReadFile(filepath.Join(sc.Dir, "go.mod"))
 		if !strings.Contains(string(gomod), "=> ../../sdk\n") {
@@ -84,30 +87,67 @@ func TestNewFindsTheSDK(t *testing.T) {
 			t.Errorf("files (-want +got):\n%s", diff)
 		}
 	})
-	t.Run("from SKILLHOST_SDK", func(t *testing.T) {
-		t.Setenv(devkit.SDKEnv, filepath.Join(root, "sdk"))
-		sc, err := devkit.New(devkit.NewOptions{Name: "env", Dir: filepath.Join(t.TempDir(), "env"), WorkDir: t.TempDir()})
+	t.Run("a copy of the SDK the binary carries", func(t *testing.T) {
+		t.Parallel()
+		sc, err := devkit.New(devkit.NewOptions{Name: "copied", Dir: filepath.Join(t.TempDir(), "copied"), SDK: sdk.Source, Version: "v9.9.9"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if sc.SDKPath != filepath.Join(root, "sdk") {
-			t.Errorf("SDKPath = %s, want the env value", sc.SDKPath)
+		gomod, _ := os.ReadFile(filepath.Join(sc.Dir, "go.mod"))
+		if !strings.Contains(string(gomod), "replace github.com/skillhost/skillhost/sdk => ./sdk\n") ||
+			!strings.Contains(string(gomod), "skillhost v9.9.9") || strings.Contains(string(gomod), root) {
+			t.Errorf("go.mod does not replace the SDK with ./sdk (or names this machine's paths):\n%s", gomod)
+		}
+		if sc.Files[len(sc.Files)-1] != "sdk/" {
+			t.Errorf("files %v do not list sdk/", sc.Files)
+		}
+		// The copy is the SDK of this tree, file for file, tests left out.
+		want := sdkFiles(t, filepath.Join(root, "sdk"))
+		got := sdkFiles(t, filepath.Join(sc.Dir, "sdk"))
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("copied SDK differs from sdk/ (-want +got):\n%s", diff)
 		}
 	})
-	t.Run("nowhere", func(t *testing.T) {
-		t.Setenv(devkit.SDKEnv, "")
-		_, err := devkit.New(devkit.NewOptions{Name: "lost", Dir: filepath.Join(t.TempDir(), "lost"), WorkDir: t.TempDir()})
-		if err == nil || !strings.Contains(err.Error(), devkit.SDKEnv) {
-			t.Fatalf("error = %v, want advice to set %s", err, devkit.SDKEnv)
+	t.Run("no SDK", func(t *testing.T) {
+		t.Parallel()
+		_, err := devkit.New(devkit.NewOptions{Name: "lost", Dir: filepath.Join(t.TempDir(), "lost")})
+		if err == nil || !strings.Contains(err.Error(), "--sdk DIR") {
+			t.Fatalf("error = %v, want advice to pass --sdk", err)
 		}
 	})
-	t.Run("env pointing elsewhere", func(t *testing.T) {
-		t.Setenv(devkit.SDKEnv, t.TempDir())
-		_, err := devkit.New(devkit.NewOptions{Name: "bad", Dir: filepath.Join(t.TempDir(), "bad")})
+	t.Run("--sdk pointing elsewhere", func(t *testing.T) {
+		t.Parallel()
+		_, err := devkit.New(devkit.NewOptions{Name: "bad", Dir: filepath.Join(t.TempDir(), "bad"), SDKPath: t.TempDir()})
 		if err == nil || !strings.Contains(err.Error(), "has no go.mod of module") {
 			t.Fatalf("error = %v, want a clear refusal of the SDK path", err)
 		}
 	})
+}
+
+// sdkFiles maps the SDK's files under dir (tests and testdata left out) to
+// their contents.
+func sdkFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			if d != nil && d.Name() == "testdata" {
+				return fs.SkipDir
+			}
+			return err
+		}
+		if strings.HasSuffix(p, "_test.go") || (!strings.HasSuffix(p, ".go") && d.Name() != "go.mod" && d.Name() != "go.sum") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
 
 // TestScaffoldWorksAsIs is the promise of `plugin new`: build, validate and
