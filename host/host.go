@@ -192,6 +192,12 @@ func (h *Host) registerGauges() {
 	h.metrics.GaugeFunc("skillhost_plugin_problems", "Plugin folders that failed to load.", func() float64 {
 		return float64(len(h.registry.Snapshot().Problems))
 	})
+	h.metrics.GaugeFunc("skillhost_sandbox_calls_running", "Skill calls holding a sandbox instance now.", func() float64 {
+		return float64(h.runtime.Stats().CallsRunning)
+	})
+	h.metrics.GaugeFunc("skillhost_sandbox_instances_live", "Sandbox instances alive (busy or pooled).", func() float64 {
+		return float64(h.runtime.Stats().InstancesLive)
+	})
 }
 
 // Addr is the HTTP listener's address (nil when HTTP is off).

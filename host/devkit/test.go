@@ -159,10 +159,9 @@ func (h *harness) run(ctx context.Context, sk *plugin.Skill, i int, ex plugin.Ex
 	if capture != nil {
 		call.Progress = capture.progress
 	}
-	o, err := h.reg.Execute(ctx, plugin.Call{
+	o, err := h.reg.Execute(hostfn.WithCall(ctx, call), plugin.Call{
 		SkillID: sk.ID, Agent: h.plugin.Manifest.Name, Input: ex.Input,
 		SessionID: h.session, RequestID: call.RequestID,
-		Decorate: func(c context.Context) context.Context { return hostfn.WithCall(c, call) },
 	})
 	r.Duration = time.Since(start)
 	if err != nil {

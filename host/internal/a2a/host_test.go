@@ -2,7 +2,6 @@ package a2a_test
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -117,34 +116,21 @@ func newTestMux(eng *jsonrpc.Engine, cards *a2a.CardService) http.Handler {
 		}
 		ctx := jsonrpc.WithTransport(r.Context(), jsonrpc.TransportInfo{Name: "http", Header: r.Header.Get, RemoteAddr: r.RemoteAddr})
 		reply := eng.Handle(ctx, body)
-		if reply.Stream == nil {
+		if !reply.Streaming() {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(reply.Body)
 			return
 		}
-		if c, ok := reply.Stream.(io.Closer); ok {
-			defer c.Close()
-		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.Header().Set("Cache-Control", "no-cache")
 		flusher := w.(http.Flusher)
-		for {
-			ev, err := reply.Stream.Next(ctx)
-			var frame []byte
-			switch {
-			case errors.Is(err, io.EOF):
-				return
-			case err != nil:
-				frame = jsonrpc.EncodeError(ctx, reply.ID, jsonrpc.Envelope{}, err)
-			default:
-				frame = jsonrpc.EncodeResult(reply.ID, ev)
+		_ = reply.Pump(ctx, func(msg []byte) error {
+			if _, err := w.Write([]byte("data: " + strings.TrimSpace(string(msg)) + "\n\n")); err != nil {
+				return err
 			}
-			_, _ = w.Write([]byte("data: " + strings.TrimSpace(string(frame)) + "\n\n"))
 			flusher.Flush()
-			if err != nil {
-				return
-			}
-		}
+			return nil
+		})
 	})
 	return mux
 }

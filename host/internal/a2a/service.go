@@ -208,17 +208,8 @@ func (s *Service) execute(ctx context.Context, r *run, rec *Record, input json.R
 			s.log.Debug("a2a: progress event not published", "task_id", task.ID, "err", err)
 		}
 	}
-	out, err := s.cfg.Executor.Execute(ctx, plugin.Call{
-		SkillID: rec.SkillID, Input: input, RequestID: reqID,
-		Decorate: func(ctx context.Context) context.Context {
-			c := *hostfn.CallFrom(ctx)
-			c.Progress = progress
-			if c.Plugin == "" {
-				c.Plugin, c.Skill, c.RequestID = rec.Plugin, rec.SkillID, reqID
-			}
-			return hostfn.WithCall(ctx, &c)
-		},
-	})
+	hctx := hostfn.WithCall(ctx, &hostfn.Call{Plugin: rec.Plugin, Skill: rec.SkillID, RequestID: reqID, Progress: progress})
+	out, err := s.cfg.Executor.Execute(hctx, plugin.Call{SkillID: rec.SkillID, Input: input, RequestID: reqID})
 	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		err = cause // canceled by CancelTask or shutdown: report why
 	}

@@ -11,7 +11,8 @@
 //		}
 //		return p, nil
 //	})
-//	reply := eng.Handle(ctx, body) // reply.Body (nil: nothing to send) or reply.Stream
+//	reply := eng.Handle(ctx, body) // reply.Body (nil: nothing to send), or
+//	err := reply.Pump(ctx, send)   // when reply.Streaming(): one response per event
 //
 // # Wire rules
 //
@@ -57,9 +58,11 @@
 // error" (the cause is logged, never sent); handler panics are recovered,
 // logged with their stack, and answered with -32603.
 //
-// A handler result implementing Stream is returned as Reply.Stream for the
-// transport to deliver event by event; inside a batch or for a notification
-// it is closed (when it is an io.Closer) and refused with -32600, reason
+// A handler result implementing Stream makes a streaming Reply, which every
+// transport delivers with Reply.Pump, the one stream pump: one response per
+// event, an error in the method's own style, panics recovered, the stream
+// closed at the end. Inside a batch or for a notification a Stream is closed
+// (when it is an io.Closer) and refused with -32600, reason
 // stream_not_batchable.
 //
 // Call is the client side: it sends one request through any transport and

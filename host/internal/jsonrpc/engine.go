@@ -196,7 +196,7 @@ func (e *Engine) Handle(ctx context.Context, body []byte) Reply {
 		return e.requestError(ctx, req, err)
 	}
 	if s, ok := res.(Stream); ok {
-		return Reply{Stream: s, ID: req.ID}
+		return Reply{stream: &streamReply{eng: e, req: req, src: s}}
 	}
 	return Reply{Body: e.result(ctx, req, res)}
 }

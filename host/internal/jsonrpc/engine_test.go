@@ -249,7 +249,7 @@ func TestNotifications(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"subtract","params":{"version":"9"}}`,
 		`[{"jsonrpc":"2.0","method":"update"},{"jsonrpc":"2.0","method":"notify_hello"}]`,
 	} {
-		if reply := e.Handle(t.Context(), []byte(body)); reply.Body != nil || reply.Stream != nil {
+		if reply := e.Handle(t.Context(), []byte(body)); reply.Body != nil || reply.Streaming() {
 			t.Errorf("%s: want no response, got %s", body, reply.Body)
 		}
 	}
@@ -304,7 +304,7 @@ func TestStreamingMethodRefusedBeforeItRuns(t *testing.T) {
 		return nil, nil
 	}, Streaming())
 	ctx := context.Background()
-	if r := eng.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"watch"}`)); r.Body != nil || r.Stream != nil {
+	if r := eng.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"watch"}`)); r.Body != nil || r.Streaming() {
 		t.Errorf("notification got a reply: %s", r.Body)
 	}
 	r := eng.Handle(ctx, []byte(`[{"jsonrpc":"2.0","id":1,"method":"watch"}]`))

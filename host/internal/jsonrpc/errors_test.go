@@ -187,8 +187,22 @@ func TestStreamResults(t *testing.T) {
 	})
 
 	reply := e.Handle(t.Context(), []byte(`{"jsonrpc":"2.0","method":"watch","id":"w1"}`))
-	if reply.Stream == nil || reply.Body != nil || string(reply.ID) != `"w1"` {
+	if !reply.Streaming() || reply.Body != nil {
 		t.Fatalf("single streaming call: %+v", reply)
+	}
+	mu.Lock()
+	first := made[0]
+	mu.Unlock()
+	if first.closed.Load() {
+		t.Error("a stream to deliver was closed by Handle")
+	}
+	var events []string
+	if err := reply.Pump(t.Context(), func(msg []byte) error { events = append(events, string(msg)); return nil }); err != nil {
+		t.Fatalf("Pump: %v", err)
+	}
+	want := []string{`{"jsonrpc":"2.0","result":"a","id":"w1"}`, `{"jsonrpc":"2.0","result":"b","id":"w1"}`}
+	if diff := cmp.Diff(want, events); diff != "" {
+		t.Errorf("pumped events (-want +got):\n%s", diff)
 	}
 
 	body := mustHandle(t, e, `[{"jsonrpc":"2.0","method":"watch","id":1},{"jsonrpc":"2.0","method":"watch"}]`)
@@ -199,7 +213,7 @@ func TestStreamResults(t *testing.T) {
 	if got[0].Error == nil || got[0].Error.Code != -32600 || got[0].Error.Data["reason"] != fault.ReasonStreamBatch {
 		t.Errorf("stream in batch: %s", body)
 	}
-	if r := e.Handle(t.Context(), []byte(`{"jsonrpc":"2.0","method":"watch"}`)); r.Body != nil || r.Stream != nil {
+	if r := e.Handle(t.Context(), []byte(`{"jsonrpc":"2.0","method":"watch"}`)); r.Body != nil || r.Streaming() {
 		t.Errorf("stream for a notification answered: %+v", r)
 	}
 	mu.Lock()
@@ -207,8 +221,8 @@ func TestStreamResults(t *testing.T) {
 	if len(made) != 4 {
 		t.Fatalf("made %d streams, want 4", len(made))
 	}
-	if made[0].closed.Load() {
-		t.Error("delivered stream closed by the engine")
+	if !made[0].closed.Load() {
+		t.Error("delivered stream not closed once pumped")
 	}
 	for i, s := range made[1:] {
 		if !s.closed.Load() {

@@ -47,7 +47,7 @@ func FuzzHandle(f *testing.F) {
 	e := specEngine(f, nil, WithMaxBodyBytes(64<<10))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		reply := e.Handle(t.Context(), body)
-		if reply.Stream != nil {
+		if reply.Streaming() {
 			t.Fatal("spec engine never streams")
 		}
 		if reply.Body == nil {

@@ -14,7 +14,7 @@ func TestSpecExamples(t *testing.T) {
 		t.Run(g.name, func(t *testing.T) {
 			t.Parallel()
 			reply := specEngine(t, nil).Handle(t.Context(), g.request)
-			if reply.Stream != nil {
+			if reply.Streaming() {
 				t.Fatal("unexpected stream")
 			}
 			if len(g.response) == 0 {

@@ -37,25 +37,14 @@ type Envelope struct {
 // transport instead of being encoded.
 type Handler func(ctx context.Context, req *Request) (any, error)
 
-// Stream is a result delivered as a sequence of events, each sent as a
-// JSON-RPC response with the request's id. Next returns io.EOF after the last
-// event. A Stream that also implements io.Closer is closed when the transport
-// is done with it, including when it is refused (inside a batch or for a
-// notification).
-type Stream interface {
-	Next(ctx context.Context) (any, error)
-}
-
-// Reply is the outcome of Engine.Handle.
+// Reply is the outcome of Engine.Handle: a Body to send, nothing (only
+// notifications), or a stream (Streaming) the transport delivers with Pump.
 type Reply struct {
 	// Body is the encoded response (an object, or an array for a batch); nil
-	// when there is nothing to send (notifications only) or Stream is set.
+	// when there is nothing to send or the reply is a stream.
 	Body []byte
-	// Stream is non-nil when a single request's result is a Stream; the
-	// transport sends its events and then closes it (if it is an io.Closer).
-	Stream Stream
-	// ID is the id of the streamed request (exact bytes).
-	ID json.RawMessage
+
+	stream *streamReply
 }
 
 // TransportInfo describes the transport a request came through. Transports

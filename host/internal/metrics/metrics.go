@@ -64,7 +64,7 @@ func (m *Metrics) Middleware(method string, h jsonrpc.Handler) jsonrpc.Handler {
 		code, reason := "0", ""
 		if err != nil {
 			fe := fault.From(err)
-			code, reason = strconv.Itoa(fe.Kind.Code()), fe.Reason
+			code, reason = strconv.Itoa(fe.Kind.Code()), fe.WireReason()
 		}
 		m.calls.WithLabelValues(method, code, reason).Inc()
 		return res, err

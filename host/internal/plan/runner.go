@@ -206,13 +206,9 @@ func (m *Manager) runStep(ctx context.Context, msg jetstream.Msg, j job, log *sl
 	m.mu.Unlock()
 	beats := m.heartbeat(sctx, cancel, msg, j)
 	log.Debug("plan: running step", "step_id", step.ID, "action", step.Action, "attempt", rec.Checkpoint.Attempts[j.Step])
-	out, runErr := m.skills.Execute(sctx, plugin.Call{
-		SkillID: step.Action, Agent: step.Agent, Input: step.Params, Timeout: timeout,
-		SessionID: j.SessionID, RequestID: j.ExecutionID + "/" + step.ID,
-		Decorate: func(c context.Context) context.Context {
-			return hostfn.WithCall(c, &hostfn.Call{SessionID: j.SessionID, Skill: step.Action, RequestID: j.ExecutionID + "/" + step.ID})
-		},
-	})
+	rid := j.ExecutionID + "/" + step.ID
+	out, runErr := m.skills.Execute(hostfn.WithCall(sctx, &hostfn.Call{SessionID: j.SessionID, Skill: step.Action, RequestID: rid}),
+		plugin.Call{SkillID: step.Action, Agent: step.Agent, Input: step.Params, Timeout: timeout, SessionID: j.SessionID, RequestID: rid})
 	cancel()
 	<-beats
 	m.mu.Lock()

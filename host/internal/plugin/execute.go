@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
 // maxListed caps the skill or agent ids listed in an unknown_skill or
@@ -24,14 +25,10 @@ type Call struct {
 	// Input is the JSON input; empty means {}. It must be valid JSON.
 	Input json.RawMessage
 	// Timeout caps this call; 0 means the skill's limit. The effective
-	// deadline is the smaller of the two.
+	// deadline is the smaller of the two (the sandbox sets it).
 	Timeout time.Duration
 	// SessionID and RequestID are copied into error data for attribution.
 	SessionID, RequestID string
-	// Decorate, when set, is applied to the call's context after the
-	// registry has set the deadline and before the sandbox runs the call;
-	// the rpc and a2a layers use it to attach hostfn.WithCall data.
-	Decorate func(context.Context) context.Context
 }
 
 // Outcome is a successful call's result.
@@ -48,7 +45,9 @@ type Outcome struct {
 // Execute runs a skill: it resolves the skill (and agent), validates the
 // input against the skill's input_schema, runs the export under
 // min(call.Timeout, skill limit) and validates the output against the
-// output_schema. Every failure is a *fault.Error.
+// output_schema. ctx reaches the plugin's host functions: the caller
+// attaches what they need (hostfn.WithCall) before calling. Every failure is
+// a *fault.Error.
 func (r *Registry) Execute(ctx context.Context, call Call) (*Outcome, error) {
 	e, sk, err := r.acquire(call)
 	if err != nil {
@@ -60,20 +59,7 @@ func (r *Registry) Execute(ctx context.Context, call Call) (*Outcome, error) {
 	if ferr != nil {
 		return nil, annotate(ferr, call, p)
 	}
-	limit := p.Limits.Timeout
-	if call.Timeout > 0 && (limit <= 0 || call.Timeout < limit) {
-		limit = call.Timeout
-	}
-	cctx := ctx
-	if limit > 0 {
-		var cancel context.CancelFunc
-		cctx, cancel = context.WithTimeout(ctx, limit)
-		defer cancel()
-	}
-	if call.Decorate != nil {
-		cctx = call.Decorate(cctx)
-	}
-	res, err := e.module.Call(cctx, sk.Function, input)
+	res, err := e.module.Call(ctx, sk.Function, input, sandbox.Within(call.Timeout))
 	if err != nil {
 		return nil, annotate(fault.From(err), call, p)
 	}

@@ -112,6 +112,7 @@ func (s *Service) run(ctx context.Context, req *jsonrpc.Request, sessionID, agen
 	if requestID == "" {
 		requestID = jsonrpc.TransportFrom(ctx).RequestID
 	}
+	ctx = hostfn.WithCall(ctx, &hostfn.Call{SessionID: sessionID, Skill: skill, RequestID: requestID})
 	return s.skills.Execute(ctx, plugin.Call{
 		SkillID:   skill,
 		Agent:     agent,
@@ -119,9 +120,6 @@ func (s *Service) run(ctx context.Context, req *jsonrpc.Request, sessionID, agen
 		Timeout:   timeout,
 		SessionID: sessionID,
 		RequestID: requestID,
-		Decorate: func(ctx context.Context) context.Context {
-			return hostfn.WithCall(ctx, &hostfn.Call{SessionID: sessionID, Skill: skill, RequestID: requestID})
-		},
 	})
 }
 

@@ -95,16 +95,38 @@ func (m *Module) Limits() Limits { return m.limits }
 // Stats returns the module's counters.
 func (m *Module) Stats() Stats { return m.stats.snapshot() }
 
+// CallOption adjusts one call.
+type CallOption func(*callOptions)
+
+type callOptions struct{ timeout time.Duration }
+
+// Within caps the call's deadline at d when d is shorter than the module's
+// Limits.Timeout (a caller's own timeout). d <= 0 keeps the limit.
+func Within(d time.Duration) CallOption {
+	return func(o *callOptions) {
+		if d > 0 {
+			o.timeout = min(o.timeout, d)
+		}
+	}
+}
+
 // Call runs the exported function with input under the module's limits and
-// ctx. The ctx reaches the module's host functions. Every failure is a
-// *fault.Error (see the package documentation for the classification).
-func (m *Module) Call(ctx context.Context, function string, input []byte) (*Result, error) {
+// ctx. It is the one place a call's deadline is set: min(Limits.Timeout,
+// Within) from now, and ctx's own deadline if earlier. The ctx reaches the
+// module's host functions (attach per-call data to it before Call). Every
+// failure is a *fault.Error (see the package documentation for the
+// classification).
+func (m *Module) Call(ctx context.Context, function string, input []byte, opts ...CallOption) (*Result, error) {
 	if !m.info.HasExport(function) {
 		return nil, fault.Newf(fault.InvalidParams, fault.ReasonUnknownSkill,
 			"plugin %q has no exported function %q", m.name, function).With("plugin", m.name)
 	}
+	o := callOptions{timeout: m.limits.Timeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	m.stats.call()
-	res, err := m.call(ctx, function, input)
+	res, err := m.call(ctx, function, input, o.timeout)
 	if err != nil {
 		m.stats.failure()
 		return nil, err
@@ -112,7 +134,7 @@ func (m *Module) Call(ctx context.Context, function string, input []byte) (*Resu
 	return res, nil
 }
 
-func (m *Module) call(ctx context.Context, function string, input []byte) (*Result, error) {
+func (m *Module) call(ctx context.Context, function string, input []byte, timeout time.Duration) (*Result, error) {
 	if uint64(len(input)) > m.limits.MemoryBytes {
 		return nil, fault.Newf(fault.ResourceExhausted, fault.ReasonMemoryLimit,
 			"input of %d bytes exceeds the memory cap of %s", len(input), formatBytes(m.limits.MemoryBytes)).
@@ -121,9 +143,13 @@ func (m *Module) call(ctx context.Context, function string, input []byte) (*Resu
 	if err := m.acquire(ctx); err != nil {
 		return nil, err
 	}
-	defer func() { <-m.slots }()
+	m.stats.slotTaken()
+	defer func() {
+		m.stats.slotFreed()
+		<-m.slots
+	}()
 
-	callCtx, cancel := context.WithTimeout(ctx, m.limits.Timeout)
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
 	inst, fresh := m.takeIdle(), false

@@ -2,7 +2,8 @@ package sandbox
 
 import "sync/atomic"
 
-// Stats are cumulative counters for metrics. InstancesLive is a gauge.
+// Stats are cumulative counters for metrics. InstancesLive and CallsRunning
+// are gauges.
 type Stats struct {
 	Calls              uint64 // calls that reached an instance or the queue
 	Failures           uint64 // calls that returned an error
@@ -10,6 +11,7 @@ type Stats struct {
 	InstancesCreated   uint64 // instances created (warm or fresh)
 	InstancesDiscarded uint64 // instances closed after a failure or at Close
 	InstancesLive      uint64 // instances currently alive
+	CallsRunning       uint64 // calls holding an instance slot now
 }
 
 // counters are the atomic counters behind Stats. A module's counters
@@ -17,6 +19,7 @@ type Stats struct {
 type counters struct {
 	parent                                    *counters
 	calls, failures, saturated, created, gone atomic.Uint64
+	running                                   atomic.Int64
 }
 
 func (c *counters) each(f func(*counters)) {
@@ -30,6 +33,8 @@ func (c *counters) failure()           { c.each(func(c *counters) { c.failures.A
 func (c *counters) saturation()        { c.each(func(c *counters) { c.saturated.Add(1) }) }
 func (c *counters) instanceCreated()   { c.each(func(c *counters) { c.created.Add(1) }) }
 func (c *counters) instanceDiscarded() { c.each(func(c *counters) { c.gone.Add(1) }) }
+func (c *counters) slotTaken()         { c.each(func(c *counters) { c.running.Add(1) }) }
+func (c *counters) slotFreed()         { c.each(func(c *counters) { c.running.Add(-1) }) }
 
 func (c *counters) snapshot() Stats {
 	created, gone := c.created.Load(), c.gone.Load()
@@ -40,5 +45,6 @@ func (c *counters) snapshot() Stats {
 		InstancesCreated:   created,
 		InstancesDiscarded: gone,
 		InstancesLive:      created - min(gone, created),
+		CallsRunning:       uint64(max(c.running.Load(), 0)),
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 	"github.com/skillhost/skillhost/host/internal/transport/httpx"
 )
 
@@ -48,10 +51,6 @@ func startServer(t *testing.T, cfg httpx.Config) string {
 	eng := jsonrpc.NewEngine()
 	eng.Register("echo", func(_ context.Context, req *jsonrpc.Request) (any, error) { return req.Params, nil })
 	eng.Register("count", func(context.Context, *jsonrpc.Request) (any, error) { return &countStream{n: 3}, nil })
-	eng.Register("slow", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
-		time.Sleep(300 * time.Millisecond)
-		return "done", nil
-	})
 	srv := httpx.New(cfg, eng, cards{}, http.NotFoundHandler())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -216,10 +215,10 @@ func TestStreamIsSSE(t *testing.T) {
 func TestShutdownFinishesInFlight(t *testing.T) {
 	t.Parallel()
 	eng := jsonrpc.NewEngine()
-	started := make(chan struct{})
+	started, release := make(chan struct{}), make(chan struct{})
 	eng.Register("slow", func(context.Context, *jsonrpc.Request) (any, error) {
 		close(started)
-		time.Sleep(300 * time.Millisecond)
+		<-release
 		return "done", nil
 	})
 	srv := httpx.New(httpx.Config{}, eng, nil, nil)
@@ -227,6 +226,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	addr := ln.Addr().String()
 	go func() { _ = srv.Serve(ln) }()
 	type result struct {
 		body []byte
@@ -234,7 +234,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 	}
 	res := make(chan result, 1)
 	go func() {
-		resp, err := http.Post("http://"+ln.Addr().String()+"/rpc", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"slow"}`))
+		resp, err := http.Post("http://"+addr+"/rpc", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"slow"}`))
 		if err != nil {
 			res <- result{err: err}
 			return
@@ -244,9 +244,21 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 		res <- result{b, err}
 	}()
 	<-started
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
+	shut := make(chan error, 1)
+	go func() { shut <- srv.Shutdown(ctx) }()
+	// Once the listener refuses connections, Shutdown is waiting for the
+	// in-flight call; only then may it finish.
+	testutil.Eventually(t, 10*time.Second, "the listener to close", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err != nil
+	})
+	close(release)
+	if err := <-shut; err != nil {
 		t.Fatalf("Shutdown: %v", err)
 	}
 	r := <-res
@@ -309,5 +321,158 @@ func TestEventsEchoRefusedID(t *testing.T) {
 	}
 	if err := json.Unmarshal(body, &got); err != nil || string(got.ID) != `"ev-9"` {
 		t.Errorf("id = %s (%v), want \"ev-9\"; body %s", got.ID, err, body)
+	}
+}
+
+// serveEngine serves eng on 127.0.0.1 and returns its base URL.
+func serveEngine(t *testing.T, eng *jsonrpc.Engine) string {
+	t.Helper()
+	srv := httpx.New(httpx.Config{}, eng, nil, nil)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
+	return "http://" + ln.Addr().String()
+}
+
+// TestClientDisconnectCancelsTheCall: a client that goes away mid-call
+// cancels the call's context (the server's lifetime context is not the
+// request's), and the connection after it is served normally.
+func TestClientDisconnectCancelsTheCall(t *testing.T) {
+	t.Parallel()
+	eng := jsonrpc.NewEngine()
+	started, ended := make(chan struct{}), make(chan error, 1)
+	eng.Register("block", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
+		close(started)
+		select {
+		case <-ctx.Done():
+			ended <- ctx.Err()
+		case <-time.After(time.Minute):
+			ended <- errors.New("still running a minute after the client left")
+		}
+		return nil, ctx.Err()
+	})
+	eng.Register("echo", func(ctx context.Context, req *jsonrpc.Request) (any, error) { return req.Params, ctx.Err() })
+	base := serveEngine(t, eng)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/rpc", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"block"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-started
+	cancel() // closes the connection
+	if err := <-ended; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the call's context: %v, want canceled", err)
+	}
+	_, body := post(t, base+"/rpc", `{"jsonrpc":"2.0","id":2,"method":"echo","params":[1]}`)
+	if !strings.Contains(string(body), `"result":[1]`) {
+		t.Errorf("next call: %s", body)
+	}
+}
+
+// TestKeepAliveRequestsAreNotCanceled: calls that follow each other on one
+// kept-alive connection each run with a live context (watching a connection
+// for its client's departure must not disturb the next request on it).
+func TestKeepAliveRequestsAreNotCanceled(t *testing.T) {
+	t.Parallel()
+	eng := jsonrpc.NewEngine()
+	eng.Register("live", func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return "live", nil
+	})
+	base := serveEngine(t, eng)
+	client := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
+	defer client.CloseIdleConnections()
+	for i := range 20 {
+		resp, err := client.Post(base+"/rpc", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"live"}`))
+		if err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(b), `"result":"live"`) {
+			t.Fatalf("call %d: %s", i, b)
+		}
+	}
+}
+
+// panicky streams one event, then panics.
+type panicky struct{ sent bool }
+
+func (p *panicky) Next(context.Context) (any, error) {
+	if !p.sent {
+		p.sent = true
+		return "first", nil
+	}
+	panic("stream bug")
+}
+
+// failing streams one error of an A2A kind.
+type failing struct{}
+
+func (failing) Next(context.Context) (any, error) {
+	return nil, fault.New(fault.TaskNotFound, fault.ReasonTaskNotFound, "gone")
+}
+
+// TestSSEStreamFailures: a panicking stream ends with -32603 and the host
+// keeps serving; an A2A v1.0 method's stream error keeps the ErrorInfo shape
+// its unstreamed errors have.
+func TestSSEStreamFailures(t *testing.T) {
+	t.Parallel()
+	eng := jsonrpc.NewEngine()
+	eng.Register("panics", func(context.Context, *jsonrpc.Request) (any, error) { return &panicky{}, nil }, jsonrpc.Streaming())
+	eng.RegisterA2A("SubscribeToTask", func(context.Context, *jsonrpc.Request) (any, error) { return failing{}, nil }, jsonrpc.Streaming())
+	eng.Register("echo", func(_ context.Context, req *jsonrpc.Request) (any, error) { return req.Params, nil })
+	base := serveEngine(t, eng)
+	tests := []struct {
+		method string
+		want   []string // per event: "result" or the error code and data's first byte
+	}{
+		{"panics", []string{"result", "-32603 {"}},
+		{"SubscribeToTask", []string{"-32001 ["}},
+	}
+	for _, tt := range tests {
+		resp, err := http.Post(base+"/rpc", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":"s","method":"`+tt.method+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			line, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok {
+				continue
+			}
+			var ev struct {
+				Error *struct {
+					Code int             `json:"code"`
+					Data json.RawMessage `json:"data"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("%s: event %q: %v", tt.method, line, err)
+			}
+			if ev.Error == nil {
+				got = append(got, "result")
+			} else {
+				got = append(got, fmt.Sprintf("%d %c", ev.Error.Code, ev.Error.Data[0]))
+			}
+		}
+		resp.Body.Close()
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s events (-want +got):\n%s", tt.method, diff)
+		}
+	}
+	_, body := post(t, base+"/rpc", `{"jsonrpc":"2.0","id":2,"method":"echo","params":[1]}`)
+	if !strings.Contains(string(body), `"result":[1]`) {
+		t.Errorf("after the panic: %s", body)
 	}
 }

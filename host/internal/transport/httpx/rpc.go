@@ -5,9 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -17,15 +14,17 @@ import (
 
 // rpc serves POST /rpc: one JSON-RPC request or batch. JSON-RPC errors are
 // HTTP 200; a body of only notifications gets 204; a streaming result is
-// sent as Server-Sent Events.
+// sent as Server-Sent Events. The call runs with the request's context,
+// canceled when the client goes away.
 func (s *Server) rpc(c *fiber.Ctx) error {
-	ctx := jsonrpc.WithTransport(s.base, s.transportInfo(c))
+	ctx, done := s.requestContext(c)
 	body := bytes.Clone(c.Body()) // handlers may outlive Fiber's buffer
 	reply := s.engine.Handle(ctx, body)
-	switch {
-	case reply.Stream != nil:
-		return s.stream(c, jsonrpc.WithTransport(s.streams, s.transportInfo(c)), reply)
-	case reply.Body == nil:
+	if reply.Streaming() {
+		return s.stream(c, ctx, done, reply)
+	}
+	done()
+	if reply.Body == nil {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
@@ -40,8 +39,9 @@ func (s *Server) events(c *fiber.Ctx) error {
 		err := fault.New(fault.InvalidRequest, fault.ReasonInvalidRequest, "POST /events accepts notifications only (no id); send requests to /rpc")
 		return s.sendErrorID(c, fiber.StatusOK, id, err)
 	}
-	ctx := jsonrpc.WithTransport(s.base, s.transportInfo(c))
+	ctx, done := s.requestContext(c)
 	reply := s.engine.Handle(ctx, body)
+	done()
 	if reply.Body != nil { // malformed input: the engine answered with an error
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 		return c.Send(reply.Body)
@@ -79,61 +79,27 @@ func validID(id json.RawMessage) bool {
 	return len(t) > 0 && (t[0] == '"' || t[0] == '-' || (t[0] >= '0' && t[0] <= '9') || string(t) == "null")
 }
 
-type streamEvent struct {
-	value any
-	err   error
-}
-
-// stream writes reply.Stream as SSE: one `data:` line per JSON-RPC response,
-// keep-alive comments while idle, closed at the stream's end or when the
-// client goes away (which cancels the stream's context).
-func (s *Server) stream(c *fiber.Ctx, parent context.Context, reply jsonrpc.Reply) error {
+// stream writes a streaming reply as SSE: one `data:` line per JSON-RPC
+// response, keep-alive comments while idle, until the stream ends, the
+// client goes away (ctx ends) or Shutdown starts. done releases ctx.
+func (s *Server) stream(c *fiber.Ctx, ctx context.Context, done func(), reply jsonrpc.Reply) error {
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")
 	c.Set("X-Accel-Buffering", "no")
 	c.Status(fiber.StatusOK)
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancel := context.WithCancel(ctx)
+	stopOnShutdown := context.AfterFunc(s.streams, cancel) // a stream may last as long as its task
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
+		defer done()
+		defer stopOnShutdown()
 		defer cancel()
-		defer closeStream(reply.Stream)
-		events := make(chan streamEvent)
-		go func() {
-			defer close(events)
-			for {
-				v, err := reply.Stream.Next(ctx)
-				select {
-				case events <- streamEvent{v, err}:
-				case <-ctx.Done():
-					return
+		_ = reply.Pump(ctx, func(msg []byte) error { return writeEvent(w, msg) },
+			jsonrpc.KeepAlive(s.cfg.KeepAlive, func() error {
+				if _, err := w.WriteString(": keep-alive\n\n"); err != nil {
+					return err
 				}
-				if err != nil {
-					return
-				}
-			}
-		}()
-		tick := time.NewTicker(s.cfg.KeepAlive)
-		defer tick.Stop()
-		for {
-			select {
-			case <-tick.C:
-				if _, err := w.WriteString(": keep-alive\n\n"); err != nil || w.Flush() != nil {
-					return
-				}
-			case ev, ok := <-events:
-				if !ok || errors.Is(ev.err, io.EOF) {
-					return
-				}
-				var msg []byte
-				if ev.err != nil {
-					msg = jsonrpc.EncodeError(ctx, reply.ID, jsonrpc.Envelope{}, ev.err)
-				} else {
-					msg = jsonrpc.EncodeResult(reply.ID, ev.value)
-				}
-				if writeEvent(w, msg) != nil || ev.err != nil {
-					return
-				}
-			}
-		}
+				return w.Flush()
+			}))
 	})
 	return nil
 }
@@ -149,10 +115,4 @@ func writeEvent(w *bufio.Writer, msg []byte) error {
 		return err
 	}
 	return w.Flush()
-}
-
-func closeStream(st jsonrpc.Stream) {
-	if cl, ok := st.(io.Closer); ok {
-		_ = cl.Close()
-	}
 }

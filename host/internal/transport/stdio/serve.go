@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"sync"
 	"time"
 
@@ -243,41 +242,19 @@ func trimPrefix(err error) string {
 func (s *session) handle(ctx context.Context, body []byte) {
 	reply := s.eng.Handle(ctx, body)
 	switch {
-	case reply.Stream != nil:
-		s.pump(ctx, reply)
+	case reply.Streaming():
+		// Streams end with Serve's ctx; the handler's ctx carries the transport.
+		sctx := jsonrpc.WithTransport(s.streamCtx, jsonrpc.TransportFrom(ctx))
+		_ = reply.Pump(sctx, func(msg []byte) error {
+			if !s.wr.send(msg) {
+				return errOutputClosed
+			}
+			return nil
+		})
 	case reply.Body != nil:
 		s.wr.send(reply.Body)
 	}
 }
 
-// pump writes one frame per stream event, each a response with the
-// request's id, until the stream ends, fails, or the writer fails.
-func (s *session) pump(tctx context.Context, reply jsonrpc.Reply) {
-	defer func() { // a stream runs handler code: a panic must not kill the host
-		if p := recover(); p != nil {
-			s.log.ErrorContext(tctx, "stdio: stream panicked", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			s.wr.send(jsonrpc.EncodeError(tctx, reply.ID, jsonrpc.Envelope{}, fault.New(fault.Internal, fault.ReasonInternal, "internal error")))
-		}
-	}()
-	if c, ok := reply.Stream.(io.Closer); ok {
-		defer func() {
-			if err := c.Close(); err != nil {
-				s.log.WarnContext(tctx, "stdio: closing stream", "err", err)
-			}
-		}()
-	}
-	ctx := jsonrpc.WithTransport(s.streamCtx, jsonrpc.TransportFrom(tctx))
-	for {
-		ev, err := reply.Stream.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return
-		}
-		if err != nil {
-			s.wr.send(jsonrpc.EncodeError(ctx, reply.ID, jsonrpc.Envelope{}, err))
-			return
-		}
-		if !s.wr.send(jsonrpc.EncodeResult(reply.ID, ev)) {
-			return
-		}
-	}
-}
+// errOutputClosed ends a stream whose frames can no longer be written.
+var errOutputClosed = errors.New("stdio: output closed")

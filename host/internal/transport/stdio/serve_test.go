@@ -295,7 +295,9 @@ func TestCallHelperOverStdio(t *testing.T) {
 func TestServeGivesUpOnAStalledPeer(t *testing.T) {
 	t.Parallel()
 	eng := jsonrpc.NewEngine()
+	handled := make(chan struct{}, 3)
 	eng.Register("big", func(context.Context, *jsonrpc.Request) (any, error) {
+		handled <- struct{}{}
 		return strings.Repeat("x", 64<<10), nil
 	})
 	inR, inW := io.Pipe()
@@ -310,7 +312,9 @@ func TestServeGivesUpOnAStalledPeer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(100 * time.Millisecond)
+	for range 3 { // every call ran; their responses wait for a reader that never comes
+		<-handled
+	}
 	cancel()
 	select {
 	case err := <-done:

@@ -1,0 +1,39 @@
+package httpx
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+)
+
+// errClientGone is the cancellation cause of a request whose client closed
+// its connection.
+var errClientGone = errors.New("httpx: the client closed the connection")
+
+// requestContext is the context of one request: derived from the server's
+// lifetime context, carrying the transport info, and canceled when the
+// client closes its connection (as net/http does), so the call it started —
+// down to its sandbox call — stops instead of running to its deadline for
+// nobody. done releases it; call it when the response is complete.
+func (s *Server) requestContext(c *fiber.Ctx) (ctx context.Context, done func()) {
+	ctx, cancel := context.WithCancelCause(jsonrpc.WithTransport(s.base, s.transportInfo(c)))
+	stop := watchPeer(c.Context().Conn(), func() { cancel(errClientGone) })
+	return ctx, func() {
+		stop()
+		cancel(nil)
+	}
+}
+
+// socket is the connection whose file descriptor watchPeer polls: the
+// connection itself, or the one under TLS.
+func socket(conn net.Conn) net.Conn {
+	if tc, ok := conn.(*tls.Conn); ok {
+		return tc.NetConn()
+	}
+	return conn
+}
