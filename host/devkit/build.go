@@ -119,7 +119,11 @@ func build(ctx context.Context, dir string, m *plugin.Manifest, out string, tc *
 				i, s.ID, s.Function, exportHint(tc.lang, s.Function)))
 		}
 	}
-	problems = append(problems, checkImports(info)...)
+	importProblems, err := checkImports(ctx, info)
+	if err != nil {
+		return nil, fmt.Errorf("build: %w", err)
+	}
+	problems = append(problems, importProblems...)
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("build: %s: %w", out, &lineError{errs: problems})
 	}

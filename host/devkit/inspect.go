@@ -21,15 +21,19 @@ const pageSize = 64 << 10
 
 // Inspection describes a plugin module and, when known, its manifest.
 type Inspection struct {
-	Wasm           string   `json:"wasm"`
-	Size           int      `json:"size"`
-	SHA256         string   `json:"sha256"`
-	Exports        []string `json:"exports"`
-	Imports        []string `json:"imports"`
-	MemoryMinPages uint32   `json:"memory_min_pages"`
-	MemoryMaxPages *uint32  `json:"memory_max_pages"` // null: the module declares no maximum
-	MemoryMinBytes uint64   `json:"memory_min_bytes"`
-	MemoryMaxBytes *uint64  `json:"memory_max_bytes"`
+	Wasm    string   `json:"wasm"`
+	Size    int      `json:"size"`
+	SHA256  string   `json:"sha256"`
+	Exports []string `json:"exports"`
+	Imports []string `json:"imports"` // each once, sorted
+	// ImportStatus says, per import, whether the host provides it,
+	// refuses every call to it by design, or does not know it (then the
+	// module does not load).
+	ImportStatus   []ImportView `json:"import_status"`
+	MemoryMinPages uint32       `json:"memory_min_pages"`
+	MemoryMaxPages *uint32      `json:"memory_max_pages"` // null: the module declares no maximum
+	MemoryMinBytes uint64       `json:"memory_min_bytes"`
+	MemoryMaxBytes *uint64      `json:"memory_max_bytes"`
 	// Shape counts what the module declares; every count is within the
 	// sandbox limits (Inspect refuses the module otherwise).
 	Shape sandbox.ModuleShape `json:"shape"`
@@ -123,7 +127,7 @@ func Inspect(ctx context.Context, path string) (*Inspection, error) {
 	sum := sha256.Sum256(wasm)
 	in := &Inspection{
 		Wasm: wasmPath, Size: len(wasm), SHA256: hex.EncodeToString(sum[:]),
-		Exports: info.Exports, Imports: info.Imports,
+		Exports: info.Exports, Imports: slices.Compact(slices.Clone(info.Imports)),
 		MemoryMinPages: info.MemoryMinPages, MemoryMaxPages: info.MemoryMaxPages,
 		MemoryMinBytes: uint64(info.MemoryMinPages) * pageSize,
 		Shape:          info.Shape,
@@ -131,6 +135,9 @@ func Inspect(ctx context.Context, path string) (*Inspection, error) {
 	if info.MemoryMaxPages != nil {
 		b := uint64(*info.MemoryMaxPages) * pageSize
 		in.MemoryMaxBytes = &b
+	}
+	if in.ImportStatus, err = classifyImports(ctx, in.Imports); err != nil {
+		return nil, fmt.Errorf("inspect: %w", err)
 	}
 	if m != nil {
 		in.Manifest = summarize(m, info)
@@ -197,7 +204,18 @@ func (in *Inspection) WriteText(w io.Writer) error {
 	p("shape:", "%d functions, %d globals, %d element items, %d data segments; at most %d locals and %s of code in one function",
 		sh.Functions, sh.Globals, sh.ElementItems, sh.DataSegments, sh.MaxLocals, FormatBytes(uint64(sh.MaxBodyBytes)))
 	p("exports:", "%s", strings.Join(in.Exports, ", "))
-	p("imports:", "%s", strings.Join(in.Imports, ", "))
+	counts := map[string]int{}
+	for _, v := range in.ImportStatus {
+		counts[v.Status]++
+	}
+	p("imports:", "%d: %d provided, %d refused, %d unknown", len(in.ImportStatus),
+		counts[ImportProvided], counts[ImportRefused], counts[ImportUnknown])
+	lines := importLines(in.ImportStatus)
+	for _, status := range []string{ImportProvided, ImportRefused, ImportUnknown} {
+		if l, ok := lines[status]; ok {
+			p("  "+status+":", "%s", l)
+		}
+	}
 	if m := in.Manifest; m != nil {
 		p("plugin:", "%s %s — %s", m.Name, m.Version, m.Description)
 		for _, s := range m.Skills {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -83,6 +84,7 @@ func TestInspectBareModule(t *testing.T) {
 	want := &devkit.Inspection{
 		Wasm: bare, Size: in.Size, SHA256: in.SHA256,
 		Exports: []string{"run"}, Imports: []string{"env.evil"},
+		ImportStatus:   []devkit.ImportView{{Import: "env.evil", Status: devkit.ImportUnknown, Note: "no host provides it"}},
 		MemoryMinPages: 40, MemoryMaxPages: &maxPages, MemoryMinBytes: 40 * 64 << 10, MemoryMaxBytes: &maxBytes,
 		Shape: in.Shape,
 	}
@@ -140,6 +142,39 @@ func TestFormatBytes(t *testing.T) {
 	for n, want := range map[uint64]string{0: "0 B", 812: "812 B", 1024: "1 KiB", 64 << 20: "64 MiB", 3426887: "3.3 MiB", 2621440: "2.5 MiB"} {
 		if got := devkit.FormatBytes(n); got != want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// TestInspectImportStatus: each import once, provided, refused (with why)
+// or unknown.
+func TestInspectImportStatus(t *testing.T) {
+	t.Parallel()
+	in := mustInspect(t, "testdata/imports/imports.wasm")
+	want := []devkit.ImportView{
+		{Import: "env.abort", Status: devkit.ImportUnknown, Note: "no host provides it"},
+		{Import: "extism:host/env.http_request", Status: devkit.ImportRefused,
+			Note: "Extism's own HTTP is off (no allowed hosts); use extism:host/user http_fetch"},
+		{Import: "extism:host/user.launch_missiles", Status: devkit.ImportUnknown,
+			Note: "skillhost offers context_get, context_set, http_fetch, log, progress"},
+		{Import: "extism:host/user.log", Status: devkit.ImportProvided},
+		{Import: "wasi_snapshot_preview1.fd_write", Status: devkit.ImportProvided},
+	}
+	if diff := cmp.Diff(want, in.ImportStatus); diff != "" {
+		t.Errorf("import status (-want +got):\n%s", diff)
+	}
+	var text strings.Builder
+	if err := in.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		`imports: +5: 2 provided, 1 refused, 2 unknown\n`,
+		`  provided: +extism:host/user: log; wasi_snapshot_preview1: fd_write\n`,
+		`  refused: +extism:host/env\.http_request \(Extism's own HTTP is off`,
+		`  unknown: +env\.abort \(no host provides it\); extism:host/user\.launch_missiles \(skillhost offers`,
+	} {
+		if !regexp.MustCompile(line).MatchString(text.String()) {
+			t.Errorf("text lacks %q:\n%s", line, text.String())
 		}
 	}
 }

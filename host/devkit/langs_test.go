@@ -137,3 +137,37 @@ func TestBuildSaysWhenWat2wasmIsMissing(t *testing.T) {
 		t.Fatalf("error = %v, want a clear word about wat2wasm", err)
 	}
 }
+
+// TestExtismRustTestPlugin: a plugin built by someone else's toolchain —
+// Extism's own Rust test plugin count_vowels.wasm, from the extism/go-sdk
+// module this repository builds with — validates and passes its examples.
+func TestExtismRustTestPlugin(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/extism/go-sdk").Output()
+	if err != nil {
+		t.Fatalf("locating the extism/go-sdk module: %v", err)
+	}
+	dir := t.TempDir()
+	mustCopy(t, filepath.Join(strings.TrimSpace(string(out)), "wasm", "count_vowels.wasm"), filepath.Join(dir, "count_vowels.wasm"))
+	mustWrite(t, filepath.Join(dir, "plugin.yaml"), `name: count-vowels
+version: 1.0.0
+description: Extism's Rust test plugin
+wasm: count_vowels.wasm
+skills:
+  - id: count_vowels
+    description: Counts the vowels of its input (the JSON text, quotes included)
+    examples:
+      - {input: "hello world", output: {count: 3, total: 3, vowels: aeiouAEIOU}}
+`)
+	if rep := mustValidate(t, dir); !rep.OK() {
+		t.Fatalf("validate: %q", rep.Problems)
+	}
+	var log strings.Builder
+	rep, err := devkit.Test(context.Background(), dir, devkit.TestOptions{Out: &log, CacheDir: shared.cacheDir})
+	if err != nil || rep.Passed != 1 || rep.Failed != 0 {
+		t.Fatalf("test: %v\n%s", err, log.String())
+	}
+	if _, err := devkit.Build(context.Background(), dir, devkit.BuildOptions{}); !errors.Is(err, devkit.ErrCannotBuild) {
+		t.Errorf("build of a folder with only a module: %v, want ErrCannotBuild", err)
+	}
+}

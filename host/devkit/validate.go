@@ -90,7 +90,11 @@ func Validate(ctx context.Context, dir string, opts ValidateOptions) (*Report, e
 			r.problem("%s: skills[%d].function: %q is not exported by %s", m.File, i, s.Function, m.Wasm)
 		}
 	}
-	for _, e := range checkImports(info) {
+	importProblems, err := checkImports(ctx, info)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range importProblems {
 		r.problem("%s: %v", wasmPath, e)
 	}
 	if min := uint64(info.MemoryMinPages) * pageSize; eff.Memory > 0 && min > uint64(eff.Memory) {

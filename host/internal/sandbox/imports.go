@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	extism "github.com/extism/go-sdk"
@@ -39,6 +40,22 @@ func baseImports(ctx context.Context) (map[string]bool, error) {
 		set[extismEnv+"."+name] = true
 	}
 	return set, nil
+}
+
+// BaseImports lists the "module.name" imports every plugin may use, sorted:
+// WASI preview 1 and Extism's "extism:host/env". Host functions
+// (ModuleSpec.HostFunctions) come on top.
+func BaseImports(ctx context.Context) ([]string, error) {
+	set, err := baseImports(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(set))
+	for imp := range set {
+		out = append(out, imp)
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // checkImports refuses a module importing anything the host does not

@@ -1,0 +1,27 @@
+package devkit_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/sdk"
+)
+
+// TestSDKErrorCodesMatchTheHost: the SDK's constants for the host
+// functions' error codes are the codes the host sends.
+func TestSDKErrorCodesMatchTheHost(t *testing.T) {
+	t.Parallel()
+	host := []string{hostfn.CodeBadPointer, hostfn.CodeRequestTooLarge, hostfn.CodeBadRequest, hostfn.CodeRateLimited,
+		hostfn.CodeNoSession, hostfn.CodeSessionNotFound, hostfn.CodeValueTooLarge, hostfn.CodeUnavailable,
+		hostfn.CodeStoreError, hostfn.CodeHostNotAllowed, hostfn.CodeAddressRefused, hostfn.CodeResponseTooLarge,
+		hostfn.CodeTimeout, hostfn.CodeFetchFailed, hostfn.CodeInternal}
+	guest := []string{sdk.CodeBadPointer, sdk.CodeRequestTooLarge, sdk.CodeBadRequest, sdk.CodeRateLimited,
+		sdk.CodeNoSession, sdk.CodeSessionNotFound, sdk.CodeValueTooLarge, sdk.CodeUnavailable,
+		sdk.CodeStoreError, sdk.CodeHostNotAllowed, sdk.CodeAddressRefused, sdk.CodeResponseTooLarge,
+		sdk.CodeTimeout, sdk.CodeFetchFailed, sdk.CodeInternal}
+	if diff := cmp.Diff(host, guest); diff != "" {
+		t.Errorf("sdk codes differ from hostfn's (-host +sdk):\n%s", diff)
+	}
+}
