@@ -199,7 +199,7 @@ func TestMisbehaving(t *testing.T) {
 		`memory-hog/eat-memory +-32106 memory_limit +\(\d+ ms\)`,
 		`chatterbox/huge-output +-32106 output_limit +\(\d+ ms\)`,
 		`crasher/crash +-32103 trap +\(\d+ ms\)`,
-		`crasher/stack-overflow +-32103 trap +\(\d+ ms\)`,
+		`crasher/stack-overflow +-32106 memory_limit +\(\d+ ms\)`,
 		`complainer/complain +-32103 plugin_error +\(\d+ ms\)`,
 		`polite/polite-echo served [1-9]\d* calls meanwhile, 0 failed`,
 		`host still serving: yes`,

@@ -95,10 +95,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 		return nil, fmt.Errorf("state store: %w", err)
 	}
 	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{
-		CacheDir: filepath.Join(cfg.Data, "wazero-cache"), Logger: h.log,
+		CacheDir: filepath.Join(cfg.Data, "wazero-cache"), Logger: h.log, MaxLiveBytes: uint64(cfg.Sandbox.MaxLiveBytes),
 	}); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
+	h.log.Info("sandbox memory budget (sandbox.max_live_bytes)", "bytes", h.runtime.Stats().BudgetBytes)
 	netPolicy, err := h.netPolicy()
 	if err != nil {
 		return nil, err
@@ -197,6 +198,12 @@ func (h *Host) registerGauges() {
 	})
 	h.metrics.GaugeFunc("skillhost_sandbox_instances_live", "Sandbox instances alive (busy or pooled).", func() float64 {
 		return float64(h.runtime.Stats().InstancesLive)
+	})
+	h.metrics.GaugeFunc("skillhost_sandbox_budget_bytes", "The sandbox memory budget (sandbox.max_live_bytes).", func() float64 {
+		return float64(h.runtime.Stats().BudgetBytes)
+	})
+	h.metrics.GaugeFunc("skillhost_sandbox_reserved_bytes", "Sandbox budget held by live instances and running calls (worst case).", func() float64 {
+		return float64(h.runtime.Stats().ReservedBytes)
 	})
 }
 

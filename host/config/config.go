@@ -30,7 +30,18 @@ type Config struct {
 	Store  Store         `koanf:"store"`
 	Policy plugin.Policy `koanf:"policy"`
 	Net    Net           `koanf:"net"`
-	Plans  Plans         `koanf:"plans"`
+	// Sandbox bounds the memory of all plugin instances together.
+	Sandbox Sandbox `koanf:"sandbox"`
+	Plans   Plans   `koanf:"plans"`
+}
+
+// Sandbox configures the runtime that runs every plugin.
+type Sandbox struct {
+	// MaxLiveBytes caps the host memory all live plugin instances and
+	// running calls may hold, counted at their worst case (linear memories
+	// at their cap, tables, globals, wazero's call stack). 0: three quarters
+	// of the memory available (the cgroup limit or the machine's RAM).
+	MaxLiveBytes plugin.ByteSize `koanf:"max_live_bytes"`
 }
 
 // Plans configures plan execution (`_cleveragents/plan/*`).

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -75,6 +76,34 @@ func (m *Module) memoryFault(err error) *fault.Error {
 		With("memory_limit_bytes", m.limits.MemoryBytes)
 }
 
+// stackFault is the memory_limit fault of a call that exhausted wazero's
+// call stack: the stack is host memory like any other, and its ceiling is
+// part of the module's budgeted cost.
+func (m *Module) stackFault(err error) *fault.Error {
+	return fault.Wrap(fault.ResourceExhausted, fault.ReasonMemoryLimit, err,
+		fmt.Sprintf("plugin %q exhausted its call stack (too deep a recursion: wazero stops a call past %d MB of stack)", m.name, stackCeilingBytes/1_000_000)).
+		With("limit", "call_stack")
+}
+
+// wasmRuntimeErrors is the package of wazero's runtime error values.
+const wasmRuntimeErrors = "github.com/tetratelabs/wazero/internal/wasmruntime"
+
+// isStackOverflow reports whether err carries wazero's own stack-overflow
+// error: a value of wazero's internal error type, which no guest can
+// produce (a guest's words come back as plain strings).
+func isStackOverflow(err error) bool {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		t := reflect.TypeOf(e)
+		if t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		if t.PkgPath() == wasmRuntimeErrors && e.Error() == "stack overflow" {
+			return true
+		}
+	}
+	return false
+}
+
 // instantiateFault classifies a failed instantiation (start function or
 // memory allocation under the call's deadline).
 func (m *Module) instantiateFault(ctx, callCtx context.Context, err error) *fault.Error {
@@ -85,6 +114,9 @@ func (m *Module) instantiateFault(ctx, callCtx context.Context, err error) *faul
 	var ie *instantiateError
 	if errors.As(err, &ie) && ie.meter.Refusals() > 0 {
 		return m.memoryFault(err)
+	}
+	if isStackOverflow(err) {
+		return m.stackFault(err)
 	}
 	return fault.Wrap(fault.SkillFailed, fault.ReasonTrap, err, "instantiating the plugin failed: "+firstLine(err.Error()))
 }
@@ -127,6 +159,9 @@ func (m *Module) classifyCall(ctx, callCtx context.Context, inst *instance, refu
 	}
 	if inst.meter.Refusals() > refusalsBefore {
 		return m.memoryFault(err), false
+	}
+	if isStackOverflow(err) {
+		return m.stackFault(err), false
 	}
 	var ee *sys.ExitError
 	isExit := errors.As(err, &ee)

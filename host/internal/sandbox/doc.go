@@ -18,10 +18,12 @@
 //	deadline exceeded                    Timeout            timeout
 //	caller canceled                      Canceled           canceled
 //	memory growth refused by the cap     ResourceExhausted  memory_limit
+//	wazero's call stack exhausted        ResourceExhausted  memory_limit
+//	no budget within QueueWait           ResourceExhausted  pool_saturated
 //	output larger than the cap           ResourceExhausted  output_limit
 //	no free instance within QueueWait    ResourceExhausted  pool_saturated
 //	guest returned an error (error_set)  SkillFailed        plugin_error
-//	trap, panic, stack overflow, exit≠0  SkillFailed        trap
+//	trap, panic, exit≠0                  SkillFailed        trap
 //	export not found                     InvalidParams      unknown_skill
 //
 // Module shape: wazero's decoder sizes slices from declared counts before
@@ -31,6 +33,15 @@
 // module's bytes cannot hold, or that exceeds DefaultShapeLimits, with a
 // *LimitError (wrapping ErrShapeLimit and ErrInvalidModule) naming the
 // limit; Load inspects before it compiles.
+//
+// Memory budget: a runtime admits instances and calls against one budget
+// (RuntimeConfig.MaxLiveBytes) at their worst case (Module.Cost): an
+// instance reserves its linear memories at the cap, its tables at their
+// maximum and wazero's per-global, per-function, per-element and
+// per-data-segment costs while it lives; a call reserves wazero's call
+// stack ceiling while it runs. What does not fit waits QueueWait and fails
+// with pool_saturated; a module that could never fit is refused at Load
+// (ErrOverBudget). A call that exhausts wazero's stack is memory_limit.
 //
 // Tables: wazero keeps wasm tables in Go memory that the memory meter does
 // not see, so they are bounded at Load instead. The tables of a module share

@@ -75,7 +75,7 @@ func TestHostileCallsIsolated(t *testing.T) {
 	}{
 		{"trap", fault.SkillFailed, fault.ReasonTrap},
 		{"grow", fault.ResourceExhausted, fault.ReasonMemoryLimit},
-		{"recurse", fault.SkillFailed, fault.ReasonTrap},
+		{"recurse", fault.ResourceExhausted, fault.ReasonMemoryLimit},
 		{"huge_output", fault.ResourceExhausted, fault.ReasonMemoryLimit}, // 8 MiB output in an 8 MiB memory
 		{"fail", fault.SkillFailed, fault.ReasonPluginError},
 	}

@@ -52,6 +52,10 @@ type instance struct {
 	// Extism reports proc_exit(0) as a success, so this is the only evidence
 	// that the instance is dead.
 	exited atomic.Bool
+
+	budget   *budget // the runtime's, which holds reserved for this instance
+	reserved uint64
+	closed   atomic.Bool
 }
 
 // moduleConfig builds the WASI configuration shared by a module's
@@ -75,9 +79,17 @@ func moduleConfig(name string, mounts []Mount) wazero.ModuleConfig {
 }
 
 // newInstance instantiates the compiled plugin under ctx (whose deadline
-// bounds any start function) with a fresh memory meter.
-func (m *Module) newInstance(ctx context.Context) (*instance, error) {
-	inst := &instance{meter: newMeter(m.limits.MemoryBytes), log: newCappedLog(m.logger, m.name)}
+// bounds any start function) with a fresh memory meter. The caller has
+// reserved the instance's cost in the runtime's budget; the instance gives
+// it back when it is closed (or at once when instantiation fails).
+func (m *Module) newInstance(ctx context.Context) (_ *instance, err error) {
+	defer func() {
+		if err != nil {
+			m.rt.budget.release(m.cost.Instance)
+		}
+	}()
+	inst := &instance{meter: newMeter(m.limits.MemoryBytes), log: newCappedLog(m.logger, m.name),
+		budget: m.rt.budget, reserved: m.cost.Instance}
 	ictx := experimental.WithMemoryAllocator(ctx, inst.meter)
 	ictx = experimental.WithCloseNotifier(ictx, experimental.CloseNotifyFunc(func(context.Context, uint32) {
 		inst.exited.Store(true)
@@ -112,9 +124,14 @@ type instantiateError struct {
 func (e *instantiateError) Error() string { return "instantiating plugin: " + e.err.Error() }
 func (e *instantiateError) Unwrap() error { return e.err }
 
-// close frees the instance; ctx may already be done.
+// close frees the instance and gives its budget back; ctx may already be
+// done. It is idempotent.
 func (i *instance) close(ctx context.Context) {
+	if i.closed.Swap(true) {
+		return
+	}
 	_ = i.plugin.Close(context.WithoutCancel(ctx))
+	i.budget.release(i.reserved)
 }
 
 // cappedLog forwards guest output to a logger, truncating each chunk and

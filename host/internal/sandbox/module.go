@@ -26,6 +26,7 @@ type Module struct {
 	logger   *slog.Logger
 	guestLog *guestLog
 	stats    counters
+	cost     Cost
 
 	slots chan struct{}  // one token per running call
 	idle  chan *instance // instances ready for a call
@@ -50,8 +51,9 @@ type Result struct {
 	Fresh bool
 }
 
-func newModule(rt *Runtime, spec ModuleSpec, limits Limits, info ModuleInfo, compiled *extism.CompiledPlugin) *Module {
+func newModule(rt *Runtime, spec ModuleSpec, limits Limits, info ModuleInfo, compiled *extism.CompiledPlugin, cost Cost) *Module {
 	m := &Module{
+		cost:     cost,
 		name:     spec.Name,
 		rt:       rt,
 		limits:   limits,
@@ -68,11 +70,18 @@ func newModule(rt *Runtime, spec ModuleSpec, limits Limits, info ModuleInfo, com
 	return m
 }
 
-// warm creates the warm instances under ctx bounded by the call timeout.
+// warm creates the warm instances under ctx bounded by the call timeout,
+// as many as the runtime's budget has room for now (calls create the
+// others when they need them).
 func (m *Module) warm(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, m.limits.Timeout)
 	defer cancel()
-	for range m.limits.WarmInstances {
+	for i := range m.limits.WarmInstances {
+		if !m.rt.budget.tryReserve(m.cost.Instance, m.cost.Call) {
+			m.logger.Warn("sandbox: the memory budget has no room for more warm instances", "plugin", m.name,
+				"warm", i, "wanted", m.limits.WarmInstances, "budget_bytes", m.rt.budget.total)
+			return nil
+		}
 		inst, err := m.newInstance(ctx)
 		if err != nil {
 			m.drainIdle(ctx)
@@ -91,6 +100,23 @@ func (m *Module) Name() string { return m.name }
 
 // Limits are the module's effective limits (defaults filled).
 func (m *Module) Limits() Limits { return m.limits }
+
+// Cost is what the module counts against its runtime's memory budget.
+type Cost struct {
+	// Instance is the most host memory one idle instance can hold: its
+	// linear memories at the cap (the plugin's and Extism's), its tables
+	// at their effective maximums, and wazero's per-instance share of its
+	// globals, functions, element items and data segments.
+	Instance uint64
+	// Call is the most a running call can add: wazero's call stack at its
+	// ceiling (about 150 MB, a fixed wazero limit) plus the module's
+	// largest frame.
+	Call uint64
+}
+
+// Cost is what one instance and one running call of the module count
+// against the runtime's budget.
+func (m *Module) Cost() Cost { return m.cost }
 
 // Stats returns the module's counters.
 func (m *Module) Stats() Stats { return m.stats.snapshot() }
@@ -149,10 +175,28 @@ func (m *Module) call(ctx context.Context, function string, input []byte, timeou
 		<-m.slots
 	}()
 
+	// The call's stack allowance, and a fresh instance's cost, come out of
+	// the runtime's budget in one reservation (two would let calls holding
+	// stack queue for instances behind calls queued for stack), waiting at
+	// most QueueWait for room.
+	wait, stopWait := context.WithTimeout(ctx, m.limits.QueueWait)
+	defer stopWait()
+	inst, fresh := m.takeIdle(), false
+	need := m.cost.Call
+	if inst == nil {
+		need += m.cost.Instance
+	}
+	if !m.rt.budget.reserve(wait, need) {
+		if inst != nil {
+			m.putBack(ctx, inst, true)
+		}
+		return nil, m.budgetFault(ctx, timeout)
+	}
+	defer m.rt.budget.release(m.cost.Call)
+
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	inst, fresh := m.takeIdle(), false
 	if inst == nil {
 		var err error
 		if inst, err = m.newInstance(callCtx); err != nil {
@@ -206,6 +250,19 @@ func (m *Module) acquire(ctx context.Context) error {
 	default:
 		return nil
 	}
+}
+
+// budgetFault is the refusal of a call the runtime's budget had no room
+// for within QueueWait (or the caller's end, if that came first).
+func (m *Module) budgetFault(ctx context.Context, timeout time.Duration) *fault.Error {
+	if ctx.Err() != nil {
+		return ctxFault(ctx, timeout)
+	}
+	m.stats.saturation()
+	return fault.Newf(fault.ResourceExhausted, fault.ReasonPoolSaturated,
+		"plugin %q: the host's sandbox memory budget (%s, sandbox.max_live_bytes) stayed in use by other instances for %v",
+		m.name, formatMiB(m.rt.budget.total), m.limits.QueueWait).
+		With("plugin", m.name).With("budget_bytes", m.rt.budget.total)
 }
 
 func (m *Module) closedFault() *fault.Error {

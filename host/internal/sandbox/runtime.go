@@ -21,6 +21,14 @@ type RuntimeConfig struct {
 	// guest's Extism log lines (log_debug … log_error, go-pdk's pdk.Log) at
 	// their level, rate-limited per plugin. Optional. Default: discard.
 	Logger *slog.Logger
+	// MaxLiveBytes caps the host memory all live instances and running
+	// calls of the runtime may hold, counted at their worst case (see
+	// Module.Cost): an instance reserves its cost while it lives, a call its
+	// stack allowance while it runs, and whatever would not fit waits
+	// (QueueWait) and then fails with pool_saturated. A module one instance
+	// of which could never fit is refused at Load (ErrOverBudget).
+	// Optional. Default: DefaultMaxLiveBytes().
+	MaxLiveBytes uint64
 }
 
 // Runtime compiles and owns modules. It is safe for concurrent use.
@@ -29,6 +37,7 @@ type Runtime struct {
 	logger  *slog.Logger
 	imports map[string]bool
 	stats   counters
+	budget  *budget
 
 	mu      sync.Mutex
 	modules map[*Module]struct{}
@@ -58,7 +67,11 @@ func NewRuntime(ctx context.Context, cfg RuntimeConfig) (*Runtime, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Runtime{cache: cache, logger: logger, imports: imports, modules: map[*Module]struct{}{}}, nil
+	total := cfg.MaxLiveBytes
+	if total == 0 {
+		total = DefaultMaxLiveBytes()
+	}
+	return &Runtime{cache: cache, logger: logger, imports: imports, modules: map[*Module]struct{}{}, budget: newBudget(total)}, nil
 }
 
 // Close closes every module still loaded (waiting for their in-flight calls
@@ -88,7 +101,11 @@ func (rt *Runtime) close(ctx context.Context) error {
 }
 
 // Stats returns the runtime-wide counters (all modules, including closed ones).
-func (rt *Runtime) Stats() Stats { return rt.stats.snapshot() }
+func (rt *Runtime) Stats() Stats {
+	st := rt.stats.snapshot()
+	st.BudgetBytes, st.ReservedBytes = rt.budget.total, uint64(max(0, rt.budget.used.Load()))
+	return st
+}
 
 // ModuleSpec is what Load needs to run a module.
 type ModuleSpec struct {
@@ -150,6 +167,10 @@ func (rt *Runtime) load(ctx context.Context, spec ModuleSpec) (*Module, error) {
 	if spec.Wasm, err = withTableMaximums(spec.Wasm, info.Tables, maxes); err != nil {
 		return nil, fmt.Errorf("%w: bounding the tables: %w", ErrInvalidModule, err)
 	}
+	cost := Cost{Instance: instanceCost(info, limits, maxes), Call: stackCost(info)}
+	if err := rt.budget.checkFits(cost.Instance, cost.Call, limits); err != nil {
+		return nil, err
+	}
 	for _, mnt := range spec.Mounts {
 		if mnt.FS == nil || mnt.GuestPath == "" {
 			return nil, fmt.Errorf("mount %q: guest path and file system are required", mnt.GuestPath)
@@ -159,7 +180,7 @@ func (rt *Runtime) load(ctx context.Context, spec ModuleSpec) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := newModule(rt, spec, limits, info, compiled)
+	m := newModule(rt, spec, limits, info, compiled, cost)
 	if err := m.warm(ctx); err != nil {
 		return nil, errors.Join(err, compiled.Close(context.WithoutCancel(ctx)))
 	}

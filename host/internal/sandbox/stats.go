@@ -12,6 +12,9 @@ type Stats struct {
 	InstancesDiscarded uint64 // instances closed after a failure or at Close
 	InstancesLive      uint64 // instances currently alive
 	CallsRunning       uint64 // calls holding an instance slot now
+	// BudgetBytes is the runtime's MaxLiveBytes and ReservedBytes what live
+	// instances and running calls hold of it (runtime Stats only).
+	BudgetBytes, ReservedBytes uint64
 }
 
 // counters are the atomic counters behind Stats. A module's counters
