@@ -138,10 +138,30 @@ func FuzzInspect(f *testing.F) {
 	for _, h := range hostileShapes {
 		f.Add(h.wasm)
 	}
+	lim := sandbox.DefaultShapeLimits()
 	f.Fuzz(func(t *testing.T, wasm []byte) {
 		info, err := sandbox.Inspect(context.Background(), wasm)
-		if err == nil && info.Size != len(wasm) {
+		if err != nil {
+			return
+		}
+		if info.Size != len(wasm) {
 			t.Errorf("Size = %d, want %d", info.Size, len(wasm))
+		}
+		// An accepted module is within every limit, and no count it
+		// declares exceeds its own bytes (what wazero allocates from; locals
+		// are the one count a few bytes may declare many of, within their
+		// limit).
+		s := info.Shape
+		within := []struct {
+			n   int
+			max uint32
+		}{{s.Types, lim.Types}, {s.Functions, lim.Functions}, {s.Globals, lim.Globals}, {s.Exports, lim.Exports},
+			{s.ElementSegments, lim.ElementSegments}, {s.ElementItems, lim.ElementItems}, {s.DataSegments, lim.DataSegments},
+			{s.MaxLocals, lim.Locals}, {s.MaxBodyBytes, lim.BodyBytes}, {len(info.Tables), lim.Tables}}
+		for i, w := range within {
+			if w.n > int(w.max) || w.n > len(wasm) && w.max != lim.Locals {
+				t.Errorf("shape count %d = %d, over its limit %d or the module's %d bytes", i, w.n, w.max, len(wasm))
+			}
 		}
 	})
 }
