@@ -2,97 +2,78 @@ package main
 
 import (
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/skillhost/skillhost/sdk"
+	"github.com/skillhost/skillhost/sdk/sdktest"
 )
 
-// netFetcher performs the request with net/http, standing in for the host's
-// http_fetch on a loopback server.
-type netFetcher struct{ calls int }
-
-func (f *netFetcher) Fetch(req sdk.Request) (*sdk.Response, error) {
-	f.calls++
-	r, err := http.NewRequest(req.Method, req.URL, nil)
-	if err != nil {
-		return nil, err
+// site answers the fake host's http_fetch like a small web site.
+func site(req sdk.Request) (*sdk.Response, error) {
+	page := func(ct string, body []byte) *sdk.Response {
+		return &sdk.Response{Status: 200, Headers: map[string]string{"Content-Type": ct}, Body: body}
 	}
-	for k, v := range req.Headers {
-		r.Header.Set(k, v)
+	switch strings.TrimPrefix(req.URL, "https://example.com") {
+	case "/page":
+		return page("text/html; charset=utf-8", []byte("<h1>héllo wörld</h1>")), nil
+	case "/binary":
+		return page("application/octet-stream", []byte{'a', 0xff, 'b'}), nil
+	case "/slow":
+		return nil, sdk.Errorf(sdk.CodeTimeout, "the fetch did not finish in time")
+	default:
+		return &sdk.Response{Status: 404, Headers: map[string]string{"content-type": "text/plain; charset=utf-8"}, Body: []byte("404 page not found\n")}, nil
 	}
-	resp, err := http.DefaultClient.Do(r)
-	if err != nil {
-		return nil, sdk.Errorf("network", "%v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	h := map[string]string{}
-	for k := range resp.Header {
-		h[k] = resp.Header.Get(k)
-	}
-	return &sdk.Response{Status: resp.StatusCode, Headers: h, Body: body}, nil
 }
 
-func newServer(t *testing.T) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/page":
-			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			_, _ = io.WriteString(w, "<h1>héllo wörld</h1>")
-		case "/binary":
-			w.Header().Set("Content-Type", "application/octet-stream")
-			_, _ = w.Write([]byte{'a', 0xff, 'b'})
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv
+// newHost is a fake host granting example.com, as plugin.yaml asks.
+func newHost() *sdktest.Host {
+	h := sdktest.New()
+	h.AllowedHosts, h.Fetch = []string{"example.com"}, site
+	return h
 }
 
 func TestFetchURL(t *testing.T) {
 	t.Parallel()
-	srv := newServer(t)
+	const base = "https://example.com"
 	tests := []struct {
 		name string
 		in   FetchIn
 		want FetchOut
 	}{
-		{"page", FetchIn{URL: srv.URL + "/page"}, FetchOut{
-			URL: srv.URL + "/page", Status: 200, ContentType: "text/html; charset=utf-8",
+		{"page", FetchIn{URL: base + "/page"}, FetchOut{
+			URL: base + "/page", Status: 200, ContentType: "text/html; charset=utf-8",
 			Body: "<h1>héllo wörld</h1>", Bytes: 22,
 		}},
-		{"truncated rune safe", FetchIn{URL: srv.URL + "/page#frag", MaxChars: 6}, FetchOut{
-			URL: srv.URL + "/page", Status: 200, ContentType: "text/html; charset=utf-8",
+		{"truncated rune safe", FetchIn{URL: base + "/page#frag", MaxChars: 6}, FetchOut{
+			URL: base + "/page", Status: 200, ContentType: "text/html; charset=utf-8",
 			Body: "<h1>hé", Bytes: 22, Truncated: true,
 		}},
-		{"binary replaced", FetchIn{URL: srv.URL + "/binary"}, FetchOut{
-			URL: srv.URL + "/binary", Status: 200, ContentType: "application/octet-stream",
+		{"binary replaced", FetchIn{URL: base + "/binary"}, FetchOut{
+			URL: base + "/binary", Status: 200, ContentType: "application/octet-stream",
 			Body: "a\uFFFDb", Bytes: 3,
 		}},
-		{"not found is an answer", FetchIn{URL: srv.URL + "/missing"}, FetchOut{
-			URL: srv.URL + "/missing", Status: 404, ContentType: "text/plain; charset=utf-8",
+		{"not found is an answer", FetchIn{URL: base + "/missing"}, FetchOut{
+			URL: base + "/missing", Status: 404, ContentType: "text/plain; charset=utf-8",
 			Body: "404 page not found\n", Bytes: 19,
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := fetchURL(&netFetcher{}, tt.in)
+			h := newHost()
+			got, err := fetchURL(h.Context(), tt.in)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
+			}
+			sent := h.Fetches()
+			if len(sent) != 1 || sent[0].Method != "GET" || sent[0].URL != tt.want.URL || !strings.HasPrefix(sent[0].Headers["Accept"], "text/*") {
+				t.Errorf("requests sent = %+v, want one GET of %s accepting text", sent, tt.want.URL)
 			}
 		})
 	}
@@ -118,25 +99,36 @@ func TestFetchURLRefusesBadInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			f := &netFetcher{}
-			_, err := fetchURL(f, tt.in)
+			h := newHost()
+			_, err := fetchURL(h.Context(), tt.in)
 			var se *sdk.Error
 			if !errors.As(err, &se) || se.Code != sdk.CodeInvalidInput || !strings.Contains(se.Message, tt.want) {
 				t.Fatalf("error = %v, want invalid_input containing %q", err, tt.want)
 			}
-			if f.calls != 0 {
-				t.Errorf("refused input still reached the host (%d fetches)", f.calls)
+			if n := len(h.Fetches()); n != 0 {
+				t.Errorf("refused input still reached the host (%d fetches)", n)
 			}
 		})
 	}
 }
 
+// TestFetchURLPassesHostErrors: the host's refusals and failures come back
+// with the host's code.
 func TestFetchURLPassesHostErrors(t *testing.T) {
 	t.Parallel()
-	// Port 1 on loopback refuses connections: the host-side error comes back as is.
-	_, err := fetchURL(&netFetcher{}, FetchIn{URL: "http://127.0.0.1:1/"})
-	var se *sdk.Error
-	if !errors.As(err, &se) || se.Code != "network" {
-		t.Fatalf("error = %v, want the fetcher's network error", err)
+	tests := []struct{ url, code string }{
+		{"https://example.net/", sdk.CodeHostNotAllowed}, // not in allowed_hosts: refused before any request
+		{"https://example.com:8443/", sdk.CodeHostNotAllowed},
+		{"https://example.com/slow", sdk.CodeTimeout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			t.Parallel()
+			_, err := fetchURL(newHost().Context(), FetchIn{URL: tt.url})
+			var se *sdk.Error
+			if !errors.As(err, &se) || se.Code != tt.code {
+				t.Fatalf("error = %v, want the host's %s", err, tt.code)
+			}
+		})
 	}
 }

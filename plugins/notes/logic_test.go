@@ -1,42 +1,23 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/skillhost/skillhost/sdk"
+	"github.com/skillhost/skillhost/sdk/sdktest"
 )
 
-// jsonStore keeps values as JSON bytes, as the host's session context does,
-// so the round trip through encoding is exercised.
-type jsonStore struct {
-	m    map[string][]byte
-	ttls map[string]time.Duration
-}
-
-func newStore() *jsonStore {
-	return &jsonStore{m: map[string][]byte{}, ttls: map[string]time.Duration{}}
-}
-
-func (s *jsonStore) Get(key string, v any) (bool, error) {
-	raw, ok := s.m[key]
-	if !ok {
-		return false, nil
-	}
-	return true, json.Unmarshal(raw, v)
-}
-
-func (s *jsonStore) Set(key string, v any, ttl time.Duration) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	s.m[key], s.ttls[key] = raw, ttl
-	return nil
+// newHost is a fake host whose session context starts empty, with a clock
+// the test moves.
+func newHost(now *time.Time) *sdktest.Host {
+	h := sdktest.New()
+	h.Now = func() time.Time { return *now }
+	return h
 }
 
 var t0 = time.Date(2025, 1, 2, 3, 4, 5, 600, time.UTC)
@@ -52,7 +33,9 @@ func mustAdd(t *testing.T, s store, text string) AddOut {
 
 func TestNotesLifecycle(t *testing.T) {
 	t.Parallel()
-	s := newStore()
+	now := t0
+	h := newHost(&now)
+	s := h.Context()
 	empty, err := list(s)
 	if err != nil {
 		t.Fatal(err)
@@ -76,8 +59,9 @@ func TestNotesLifecycle(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("list (-want +got):\n%s", diff)
 	}
-	if s.ttls[storeKey] != storeTTL {
-		t.Errorf("ttl = %v, want %v", s.ttls[storeKey], storeTTL)
+	var stored book
+	if found, err := h.Value(storeKey, &stored); !found || err != nil || len(stored.Notes) != 2 {
+		t.Errorf("session context holds %+v (found %v, %v), want the two notes", stored, found, err)
 	}
 	cleared, err := clearNotes(s)
 	if err != nil || cleared.Cleared != 2 {
@@ -87,11 +71,17 @@ func TestNotesLifecycle(t *testing.T) {
 	if again := mustAdd(t, s, "third"); again.Note.ID != 3 || again.Count != 1 {
 		t.Errorf("after clear: %+v, want id 3 count 1", again)
 	}
+	// The notes expire storeTTL after the last change.
+	now = now.Add(storeTTL)
+	if l, err := list(s); err != nil || l.Count != 0 {
+		t.Errorf("after the ttl: %+v, %v; want no notes", l, err)
+	}
 }
 
 func TestNotesCaps(t *testing.T) {
 	t.Parallel()
-	s := newStore()
+	now := t0
+	s := newHost(&now).Context()
 	for i := range maxNotes {
 		mustAdd(t, s, strings.Repeat("x", i+1))
 	}
@@ -117,21 +107,20 @@ func TestNotesCaps(t *testing.T) {
 	}
 }
 
-// failingStore reports a host failure (e.g. no session) on every call.
-type failingStore struct{}
-
-func (failingStore) Get(string, any) (bool, error) {
-	return false, &sdk.Error{Code: "session_not_found", Message: "no session"}
-}
-func (failingStore) Set(string, any, time.Duration) error {
-	return &sdk.Error{Code: "session_not_found", Message: "no session"}
-}
-
+// TestNotesPassHostErrors: a call without a session gets the host's
+// no_session error back unchanged.
 func TestNotesPassHostErrors(t *testing.T) {
 	t.Parallel()
-	_, err := add(failingStore{}, t0, AddIn{Text: "x"})
-	var se *sdk.Error
-	if !errors.As(err, &se) || se.Code != "session_not_found" {
-		t.Fatalf("error = %v, want the host's session_not_found", err)
+	h := sdktest.New()
+	h.NoSession = true
+	for name, run := range map[string]func() error{
+		"add":   func() error { _, err := add(h.Context(), t0, AddIn{Text: "x"}); return err },
+		"list":  func() error { _, err := list(h.Context()); return err },
+		"clear": func() error { _, err := clearNotes(h.Context()); return err },
+	} {
+		var se *sdk.Error
+		if err := run(); !errors.As(err, &se) || se.Code != sdk.CodeNoSession {
+			t.Errorf("%s: error = %v, want the host's %s", name, err, sdk.CodeNoSession)
+		}
 	}
 }

@@ -23,8 +23,12 @@ func (h *Host) fetch(req []byte) (any, *wire.ReplyError) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil {
 		return nil, fail(sdk.CodeBadRequest, "url %q: want an http or https URL with a host and no user info", r.URL)
 	}
-	if h.AllowedHosts != nil && !allowed(h.AllowedHosts, u.Hostname()) {
-		return nil, fail(sdk.CodeHostNotAllowed, "host %q is not in allowed_hosts", u.Hostname())
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	if h.AllowedHosts != nil && !allowed(h.AllowedHosts, u.Hostname(), port) {
+		return nil, fail(sdk.CodeHostNotAllowed, "host %q (port %s) is not in allowed_hosts", u.Hostname(), port)
 	}
 	h.mu.Lock()
 	h.fetches = append(h.fetches, r)
@@ -46,16 +50,21 @@ func (h *Host) fetch(req []byte) (any, *wire.ReplyError) {
 	return resp, nil
 }
 
-// allowed matches host against allowed_hosts patterns: an exact host, or
-// "*.suffix" for names strictly below suffix on a label boundary.
-func allowed(patterns []string, host string) bool {
+// allowed matches host and port against allowed_hosts patterns, as the
+// host does: an exact host, or "*.suffix" for names strictly below suffix
+// on a label boundary, each optionally with ":port"; an entry without a
+// port allows ports 80 and 443 only.
+func allowed(patterns []string, host, port string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	for _, p := range patterns {
-		if suffix, ok := strings.CutPrefix(p, "*."); ok {
-			if strings.HasSuffix(host, "."+suffix) {
-				return true
-			}
-		} else if host == p {
+		want := ""
+		if i := strings.LastIndex(p, ":"); i >= 0 && !strings.Contains(p[i:], "]") {
+			p, want = p[:i], p[i+1:]
+		}
+		if want == "" && port != "80" && port != "443" || want != "" && want != port {
+			continue
+		}
+		if suffix, ok := strings.CutPrefix(p, "*."); ok && strings.HasSuffix(host, "."+suffix) || !ok && host == p {
 			return true
 		}
 	}

@@ -28,8 +28,9 @@ type Host struct {
 	// sdk.CodeNoSession, as they do for a call made without a session.
 	NoSession bool
 	// AllowedHosts is the manifest's permissions.allowed_hosts (exact host
-	// or "*.suffix"): fetching any other host fails with
-	// sdk.CodeHostNotAllowed before Fetch is asked. Nil allows every host.
+	// or "*.suffix", optionally with ":port"; without one, ports 80 and 443):
+	// fetching any other host fails with sdk.CodeHostNotAllowed before Fetch
+	// is asked. Nil allows every host and port.
 	AllowedHosts []string
 	// Fetch answers http_fetch. Return an *sdk.Error to fail with its code
 	// (e.g. sdk.CodeTimeout); any other error fails with

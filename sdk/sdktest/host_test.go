@@ -107,6 +107,8 @@ func TestFetch(t *testing.T) {
 		{"answered", []string{"api.example.com"}, sdktest.Respond(200, "text/plain", "hi"), sdk.Request{URL: "https://api.example.com/x"}, "", true},
 		{"wildcard", []string{"*.example.org"}, sdktest.Respond(200, "text/plain", "hi"), sdk.Request{URL: "http://a.b.example.org/"}, "", true},
 		{"apex not under wildcard", []string{"*.example.org"}, sdktest.Respond(200, "text/plain", "hi"), sdk.Request{URL: "https://example.org/"}, sdk.CodeHostNotAllowed, false},
+		{"port given", []string{"localhost:8080"}, sdktest.Respond(200, "text/plain", "hi"), sdk.Request{URL: "http://localhost:8080/"}, "", true},
+		{"port not allowed", []string{"localhost"}, sdktest.Respond(200, "text/plain", "hi"), sdk.Request{URL: "http://localhost:8080/"}, sdk.CodeHostNotAllowed, false},
 		{"not allowed", []string{"api.example.com"}, sdktest.Respond(200, "text/plain", "hi"), sdk.Request{URL: "https://evil.example/"}, sdk.CodeHostNotAllowed, false},
 		{"bad method", nil, sdktest.Respond(200, "text/plain", "hi"), sdk.Request{Method: "PUT", URL: "https://a.example/"}, sdk.CodeBadRequest, false},
 		{"bad scheme", nil, sdktest.Respond(200, "text/plain", "hi"), sdk.Request{URL: "ftp://a.example/"}, sdk.CodeBadRequest, false},
