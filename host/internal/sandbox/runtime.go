@@ -192,13 +192,17 @@ func (rt *Runtime) load(ctx context.Context, spec ModuleSpec) (*Module, error) {
 
 // compile builds the Extism compiled plugin: WASI on, no allowed hosts or
 // paths, every Extism byte limit set explicitly, the shared compilation cache,
-// close-on-context-done, and wazero's page limit at the wasm32 maximum (the
-// budget is enforced by the meter, see memory.go).
+// close-on-context-done, wazero's page limit at the wasm32 maximum (the
+// budget is enforced by the meter, see memory.go), and no DWARF: wazero
+// would copy a module's debug sections and parse them (untrusted input) and
+// keep the line tables for the module's life (~50 MB for a Go plugin);
+// errors only use the first line of a trap's message.
 func (rt *Runtime) compile(ctx context.Context, spec ModuleSpec, limits Limits) (*extism.CompiledPlugin, error) {
 	cfg := wazero.NewRuntimeConfig().
 		WithCompilationCache(rt.cache).
 		WithCloseOnContextDone(true).
-		WithMemoryLimitPages(maxPages)
+		WithMemoryLimitPages(maxPages).
+		WithDebugInfoEnabled(false)
 	manifest := extism.Manifest{
 		Wasm:   []extism.Wasm{extism.WasmData{Data: spec.Wasm, Name: "main"}},
 		Config: spec.Config,

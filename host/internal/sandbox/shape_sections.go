@@ -345,7 +345,7 @@ func (d *shapeDecoder) customSection(s *reader) error {
 		case 0:
 			_, err = sub.name()
 		case 1:
-			err = sub.nameMap("name section: function names", d.lim.Functions)
+			err = sub.nameMap("the function names", d.lim.Functions)
 		case 2:
 			err = d.localNames(sub)
 		}
