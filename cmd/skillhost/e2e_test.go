@@ -72,7 +72,13 @@ var urlLine = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+)`)
 func startHost(t *testing.T, data, plugins string, extra ...string) *hostProc {
 	t.Helper()
 	args := append([]string{"serve", "--listen", "127.0.0.1:0", "--data", data, "--plugins", plugins}, extra...)
-	cmd := exec.Command(binPath, args...)
+	return startServe(t, exec.Command(binPath, args...))
+}
+
+// startServe starts cmd, a `skillhost serve --listen 127.0.0.1:0 …`, and
+// waits until /health answers.
+func startServe(t *testing.T, cmd *exec.Cmd) *hostProc {
+	t.Helper()
 	p := &hostProc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	pr, pw := io.Pipe()
 	cmd.Stderr = io.MultiWriter(p.stderr, pw)
