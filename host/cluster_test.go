@@ -1,9 +1,12 @@
 package host_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,6 +14,62 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/natstest"
 )
+
+// A plugin published once answers on all three hosts of a cluster, and its
+// deletion removes it from all three.
+func TestClusterPublishedPlugin(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts a 3-node NATS cluster and three hosts")
+	}
+	c := natstest.Start(t, 3)
+	var hosts []*testHost
+	for range 3 {
+		hosts = append(hosts, mustClusterHost(t, t.TempDir(), c.URL())) // each with an empty local folder
+	}
+	src := t.TempDir()
+	mustPlugin(t, src, "tools", toolsManifest)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	name, err := host.PublishPlugin(ctx, filepath.Join(src, "tools"), host.PublishOptions{NATS: c.URL()})
+	if err != nil || name != "tools" {
+		t.Fatalf("PublishPlugin = %q, %v", name, err)
+	}
+	send := json.RawMessage(`{"message":{"messageId":"m","role":"ROLE_USER","parts":[{"data":{"text":"hi"}}],"metadata":{"skillId":"echo"}}}`)
+	for i, th := range hosts {
+		eventually(t, fmt.Sprintf("published plugin answers on host %d", i), 60*time.Second, func() error {
+			res, err := th.result("SendMessage", send)
+			if err != nil {
+				return err
+			}
+			if st := res["task"].(map[string]any)["status"].(map[string]any)["state"]; st != "TASK_STATE_COMPLETED" {
+				return fmt.Errorf("task %v", st)
+			}
+			return nil
+		})
+	}
+	if err := host.UnpublishPlugin(ctx, "tools", host.PublishOptions{NATS: c.URL()}); err != nil {
+		t.Fatalf("UnpublishPlugin: %v", err)
+	}
+	for i, th := range hosts {
+		eventually(t, fmt.Sprintf("unpublished plugin gone from host %d", i), 60*time.Second, func() error {
+			cctx, ccancel := context.WithTimeout(ctx, 20*time.Second)
+			defer ccancel()
+			body := []byte(`{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":` + string(send) + `}`)
+			_, b, err := th.post(cctx, "/rpc", body)
+			if err != nil {
+				return err
+			}
+			if !bytes.Contains(b, []byte(`"code":-32602`)) || !bytes.Contains(b, []byte("UNKNOWN_SKILL")) {
+				return fmt.Errorf("SendMessage after unpublish: %s; want -32602 UNKNOWN_SKILL", b)
+			}
+			return nil
+		})
+	}
+	if err := host.UnpublishPlugin(ctx, "tools", host.PublishOptions{NATS: c.URL()}); !errors.Is(err, host.ErrNotPublished) {
+		t.Errorf("second UnpublishPlugin = %v, want ErrNotPublished", err)
+	}
+}
 
 // mustClusterHost starts a host with default settings on the NATS cluster at
 // natsURL, served on 127.0.0.1:0 until the test ends.
@@ -21,7 +80,6 @@ func mustClusterHost(t *testing.T, pluginDir, natsURL string) *testHost {
 	cfg.Data = t.TempDir()
 	cfg.Plugins = pluginDir
 	cfg.NATS = natsURL
-	cfg.HotReload = false
 	ctx, cancel := context.WithCancel(context.Background())
 	h, err := host.New(ctx, cfg, host.Options{Version: "9.9.9-test", Logger: quietLogger()})
 	if err != nil {

@@ -112,6 +112,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	if err := h.loadPlugins(ctx); err != nil {
 		return nil, err
 	}
+	if err := h.setupPublished(ctx); err != nil { // after the local folder: a local plugin wins a name
+		return nil, err
+	}
 	h.engine = jsonrpc.NewEngine(
 		jsonrpc.WithMaxBodyBytes(int(cfg.RPC.MaxBody)),
 		jsonrpc.WithMaxBatch(cfg.RPC.MaxBatch),

@@ -33,7 +33,8 @@ In another language: plugin new NAME --lang assemblyscript (npm) or --lang wat (
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newPluginNewCmd(), newPluginBuildCmd(), newPluginInspectCmd(), newPluginValidateCmd(), newPluginTestCmd())
+	cmd.AddCommand(newPluginNewCmd(), newPluginBuildCmd(), newPluginInspectCmd(), newPluginValidateCmd(), newPluginTestCmd(),
+		newPluginPublishCmd(), newPluginUnpublishCmd())
 	return cmd
 }
 

@@ -42,6 +42,9 @@ func TestPluginUsageErrorsExit2(t *testing.T) {
 		{"new"},
 		{"new", "Not_A_Name", "--dir", filepath.Join(t.TempDir(), "x")},
 		{"validate", "--no-such-flag", "x"},
+		{"publish", "x"}, // --nats is required
+		{"unpublish", "x"},
+		{"publish", "--nats", "nats://127.0.0.1:1"},
 	}
 	for _, args := range tests {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -73,6 +76,8 @@ func TestPluginRuntimeErrorsExit1(t *testing.T) {
 		{[]string{"inspect", filepath.Join(bad, "missing.wasm")}, "", "no such file"},
 		{[]string{"new", "demo", "--dir", full, "--sdk", sdkDir(t)}, "", "is not empty"},
 		{[]string{"test", bad}, "", "version"},
+		// refused before any connection: the folder is checked first
+		{[]string{"publish", bad, "--nats", "nats://127.0.0.1:1"}, "", "name:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args[0], func(t *testing.T) {

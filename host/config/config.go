@@ -23,6 +23,9 @@ type Config struct {
 	PublicURL string `koanf:"public_url"`
 	// HotReload watches the plugin folder and applies changes live.
 	HotReload bool `koanf:"hot_reload"`
+	// PublishedPlugins serves, in cluster mode, the plugins published to
+	// the cluster with `skillhost plugin publish`.
+	PublishedPlugins bool `koanf:"published_plugins"`
 
 	Log    Log           `koanf:"log"`
 	HTTP   HTTP          `koanf:"http"`
@@ -112,11 +115,12 @@ type Net struct {
 // Defaults returns the configuration used when nothing overrides it.
 func Defaults() Config {
 	return Config{
-		Listen:    "127.0.0.1:8080",
-		Plugins:   "plugins",
-		Data:      "data",
-		HotReload: true,
-		Log:       Log{Level: "info", Format: "text"},
+		Listen:           "127.0.0.1:8080",
+		Plugins:          "plugins",
+		Data:             "data",
+		HotReload:        true,
+		PublishedPlugins: true,
+		Log:              Log{Level: "info", Format: "text"},
 		HTTP: HTTP{
 			BodyLimit:       plugin.MiB,
 			ReadTimeout:     10 * time.Second,

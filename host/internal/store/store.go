@@ -179,6 +179,33 @@ func (s *Store) KeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jet
 	return kv, nil
 }
 
+// ObjectStore binds the object store cfg.Bucket, creating it from cfg when
+// missing. Replicas 0 means the store's; an existing store with fewer
+// replicas is raised (see EnsureReplicas).
+func (s *Store) ObjectStore(ctx context.Context, cfg jetstream.ObjectStoreConfig) (jetstream.ObjectStore, error) {
+	if cfg.Replicas == 0 {
+		cfg.Replicas = s.replicas
+	}
+	_, err := s.js.Stream(ctx, "OBJ_"+cfg.Bucket)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		_, err = s.js.CreateObjectStore(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
+			err = nil
+		}
+	}
+	if err == nil { // before binding, which caches the read mode
+		err = s.EnsureReplicas(ctx, "OBJ_"+cfg.Bucket, cfg.Replicas)
+	}
+	var obj jetstream.ObjectStore
+	if err == nil {
+		obj, err = s.js.ObjectStore(ctx, cfg.Bucket)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: object store %s: %w", cfg.Bucket, err)
+	}
+	return obj, nil
+}
+
 // JetStream returns the JetStream handle, for streams (plan work queues) that
 // are not key-value buckets.
 func (s *Store) JetStream() jetstream.JetStream { return s.js }

@@ -1,0 +1,213 @@
+package plugin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// markerFile, inside a mirrored plugin folder, holds the digest of the
+// object it was unpacked from, so an unchanged plugin is not unpacked again.
+const markerFile = ".published"
+
+// Mirror serves the plugins published in an object store (see Publish): it
+// unpacks each into its own folder under a directory the registry loads like
+// any plugin folder — same validation, policy and hot-reload rules (a new
+// revision that fails to load leaves the old one serving) — and removes the
+// folder when the plugin is unpublished. Name collisions with the local
+// plugin folder follow the registry's rule: the plugin loaded first keeps
+// serving and the other is refused with a Problem naming both; the host loads
+// its local folder first, so at start a local plugin wins.
+type Mirror struct {
+	reg     *Registry
+	obj     jetstream.ObjectStore
+	dir     string // the folder the registry loads
+	staging string // unpacking happens here, outside the registry's view
+	limit   int64  // bytes of one archive
+	log     *slog.Logger
+}
+
+// NewMirror mirrors obj into dir (created if missing) for reg.
+func NewMirror(reg *Registry, obj jetstream.ObjectStore, dir string) *Mirror {
+	dir = filepath.Clean(dir)
+	return &Mirror{reg: reg, obj: obj, dir: dir, staging: dir + ".staging",
+		limit: int64(reg.policy.MaxModuleBytes) + archiveSlack, log: reg.log}
+}
+
+// Dir is the folder the published plugins are unpacked into.
+func (m *Mirror) Dir() string { return m.dir }
+
+// Sync brings the folder in line with the store once and loads it into the
+// registry (adding it to the folders Reload rescans). A plugin that cannot
+// be unpacked is logged and skipped.
+func (m *Mirror) Sync(ctx context.Context) error {
+	if err := m.prepare(); err != nil {
+		return err
+	}
+	infos, err := m.obj.List(ctx)
+	if err != nil && !errors.Is(err, jetstream.ErrNoObjectsFound) {
+		return fmt.Errorf("published plugins: %w", err)
+	}
+	keep := map[string]bool{}
+	for _, info := range infos {
+		keep[info.Name] = true
+		m.apply(ctx, info)
+	}
+	m.prune(keep)
+	return m.reg.LoadDir(ctx, m.dir)
+}
+
+// Run follows the store until ctx ends: every publication or deletion is
+// applied and the registry reloaded. Call Sync first.
+func (m *Mirror) Run(ctx context.Context) error {
+	w, err := m.obj.Watch(ctx)
+	if err != nil {
+		return fmt.Errorf("published plugins: watch: %w", err)
+	}
+	defer func() { _ = w.Stop() }()
+	initial, keep := true, map[string]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case info, ok := <-w.Updates():
+			if !ok {
+				return errors.New("published plugins: watch ended")
+			}
+			if info == nil { // the current state has been replayed
+				initial = false
+				if m.prune(keep) {
+					m.reload(ctx)
+				}
+				continue
+			}
+			if initial {
+				keep[info.Name] = !info.Deleted
+			}
+			if m.apply(ctx, info) && !initial {
+				m.reload(ctx)
+			}
+		}
+	}
+}
+
+func (m *Mirror) reload(ctx context.Context) {
+	if ctx.Err() == nil {
+		_ = m.reg.Reload(ctx) // problems are logged and kept in the snapshot
+	}
+}
+
+func (m *Mirror) prepare() error {
+	if err := os.MkdirAll(m.dir, 0o755); err != nil {
+		return fmt.Errorf("published plugins: %w", err)
+	}
+	if err := os.RemoveAll(m.staging); err != nil {
+		return fmt.Errorf("published plugins: %w", err)
+	}
+	return os.MkdirAll(m.staging, 0o700)
+}
+
+// apply makes the folder of one object match it; it reports whether the
+// folder changed.
+func (m *Mirror) apply(ctx context.Context, info *jetstream.ObjectInfo) bool {
+	name := info.Name
+	if !validObjectName.MatchString(name) {
+		m.log.Warn("published plugins: object with an invalid plugin name ignored", "object", truncName(name))
+		return false
+	}
+	dir := filepath.Join(m.dir, name)
+	if info.Deleted {
+		if _, err := os.Stat(dir); err != nil {
+			return false
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			m.log.Error("published plugins: removing an unpublished plugin", "plugin", name, "err", err)
+		}
+		m.log.Info("published plugins: unpublished", "plugin", name)
+		return true
+	}
+	if old, err := os.ReadFile(filepath.Join(dir, markerFile)); err == nil && string(old) == info.Digest {
+		return false
+	}
+	if err := m.unpackObject(ctx, info, dir); err != nil {
+		m.log.Error("published plugins: not unpacked; the previous revision, if any, keeps serving", "plugin", name, "err", err)
+		return false
+	}
+	m.log.Info("published plugins: unpacked", "plugin", name, "bytes", info.Size)
+	return true
+}
+
+// unpackObject reads the whole object (its digest is verified at the end)
+// and swaps the unpacked folder in place of dir.
+func (m *Mirror) unpackObject(ctx context.Context, info *jetstream.ObjectInfo, dir string) error {
+	if int64(info.Size) > m.limit {
+		return fmt.Errorf("%d bytes, over the %s cap", info.Size, ByteSize(m.limit))
+	}
+	r, err := m.obj.Get(ctx, info.Name)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, m.limit+1))
+	if err != nil {
+		return err
+	}
+	if int64(len(data)) > m.limit {
+		return fmt.Errorf("over the %s cap", ByteSize(m.limit))
+	}
+	tmp := filepath.Join(m.staging, info.Name+"-"+nats.NewInbox()[len(nats.InboxPrefix):])
+	if err := unpack(bytes.NewReader(data), tmp, m.limit); err != nil {
+		_ = os.RemoveAll(tmp)
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, markerFile), []byte(info.Digest), 0o644); err != nil {
+		_ = os.RemoveAll(tmp)
+		return err
+	}
+	old := tmp + ".old"
+	if err := os.Rename(dir, old); err != nil && !errors.Is(err, os.ErrNotExist) {
+		_ = os.RemoveAll(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		_ = os.Rename(old, dir)
+		_ = os.RemoveAll(tmp)
+		return err
+	}
+	_ = os.RemoveAll(old)
+	return nil
+}
+
+// prune removes folders of plugins no longer published; it reports whether
+// any was removed.
+func (m *Mirror) prune(keep map[string]bool) bool {
+	ents, err := os.ReadDir(m.dir)
+	if err != nil {
+		return false
+	}
+	removed := false
+	for _, de := range ents {
+		if de.IsDir() && !keep[de.Name()] {
+			if err := os.RemoveAll(filepath.Join(m.dir, de.Name())); err == nil {
+				m.log.Info("published plugins: unpublished", "plugin", de.Name())
+				removed = true
+			}
+		}
+	}
+	return removed
+}
+
+func truncName(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}

@@ -1,0 +1,191 @@
+package plugin
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Cluster-wide plugins: a plugin folder published into a JetStream object
+// store is served by every host of the cluster (see Mirror). One object per
+// plugin, named after it, holding a tar archive of the files the plugin
+// needs: plugin.yaml, its module and its signature files.
+const (
+	// PublishedBucket is the object store of published plugins.
+	PublishedBucket = "skillhost_plugins"
+	// maxArchiveFiles caps the files of one published plugin.
+	maxArchiveFiles = 16
+	// archiveSlack is room beyond the module cap for the manifest,
+	// signatures and tar headers.
+	archiveSlack = MaxManifestBytes + 1<<20
+)
+
+// signatureFile reports whether a file beside the manifest is a signature
+// that travels with the plugin.
+func signatureFile(name string) bool {
+	return strings.HasSuffix(name, ".sig") || strings.HasSuffix(name, ".jws")
+}
+
+// validObjectName is what a plugin name may be (the manifest's rule), so an
+// object name is also a safe folder name.
+var validObjectName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
+// Pack validates the plugin folder dir as the host would load it (strict
+// manifest, module present, pinned digest matching, within maxModule bytes)
+// and returns its name and a tar archive of plugin.yaml, the module and any
+// *.sig / *.jws file beside the manifest.
+func Pack(dir string, maxModule int64) (string, []byte, error) {
+	m, err := LoadManifest(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	files := []string{ManifestFile, filepath.ToSlash(filepath.Clean(m.Wasm))}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, de := range ents {
+		if de.Type().IsRegular() && signatureFile(de.Name()) && !slices.Contains(files, de.Name()) {
+			files = append(files, de.Name())
+		}
+	}
+	if len(files) > maxArchiveFiles {
+		return "", nil, fmt.Errorf("%s: %d files to publish, over the %d cap", dir, len(files), maxArchiveFiles)
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, name := range files {
+		limit := int64(MaxManifestBytes)
+		if name != ManifestFile {
+			limit = maxModule
+		}
+		data, err := ReadInDir(dir, filepath.FromSlash(name), limit)
+		if err != nil {
+			return "", nil, &FieldError{File: m.File, Field: "wasm", Msg: err.Error()}
+		}
+		if name == files[1] && m.SHA256 != "" {
+			if got := digestOf(data); got != m.SHA256 {
+				return "", nil, &FieldError{File: m.File, Field: "sha256", Msg: fmt.Sprintf("%s has SHA-256 %s, the manifest pins %s", m.Wasm, got, m.SHA256)}
+			}
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			return "", nil, err
+		}
+		if _, err := tw.Write(data); err != nil {
+			return "", nil, err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return "", nil, err
+	}
+	return m.Name, buf.Bytes(), nil
+}
+
+// unpack extracts a published plugin's archive into dir (which must not
+// exist): regular files with local names only, at most maxArchiveFiles, in
+// all at most limit bytes. Anything else is refused.
+func unpack(archive io.Reader, dir string, limit int64) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	tr := tar.NewReader(io.LimitReader(archive, limit+1))
+	var total int64
+	for n := 0; ; n++ {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("archive: %w", err)
+		}
+		name := path.Clean(h.Name)
+		switch {
+		case n >= maxArchiveFiles:
+			return fmt.Errorf("archive: more than %d files", maxArchiveFiles)
+		case h.Typeflag != tar.TypeReg:
+			return fmt.Errorf("archive: %s is not a regular file", h.Name)
+		case !filepath.IsLocal(filepath.FromSlash(name)) || strings.HasPrefix(name, "."):
+			return fmt.Errorf("archive: %q is not a plain relative name", h.Name)
+		case total+h.Size > limit:
+			return fmt.Errorf("archive: over the %s cap", ByteSize(limit))
+		}
+		total += h.Size
+		if d := path.Dir(name); d != "." {
+			if err := root.MkdirAll(filepath.FromSlash(d), 0o755); err != nil {
+				return err
+			}
+		}
+		f, err := root.OpenFile(filepath.FromSlash(name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
+		}
+		_, err = io.Copy(f, io.LimitReader(tr, h.Size))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// Publish puts the plugin folder dir into the object store (replacing an
+// earlier publication of the same plugin) and returns the plugin's name.
+// Every host watching the store loads it.
+func Publish(ctx context.Context, obj jetstream.ObjectStore, dir string, maxModule int64) (string, error) {
+	name, archive, err := Pack(dir, maxModule)
+	if err != nil {
+		return "", err
+	}
+	if _, err := obj.Put(ctx, jetstream.ObjectMeta{Name: name, Description: "skillhost plugin " + name},
+		bytes.NewReader(archive)); err != nil {
+		return "", fmt.Errorf("publish %s: %w", name, err)
+	}
+	return name, nil
+}
+
+// Unpublish deletes the published plugin name; every host unloads it.
+// ErrNotPublished when there is none.
+func Unpublish(ctx context.Context, obj jetstream.ObjectStore, name string) error {
+	if !validObjectName.MatchString(name) {
+		return fmt.Errorf("unpublish: %q is not a plugin name", name)
+	}
+	_, err := obj.GetInfo(ctx, name)
+	if err == nil {
+		err = obj.Delete(ctx, name)
+	}
+	if err != nil {
+		if errors.Is(err, jetstream.ErrObjectNotFound) {
+			return fmt.Errorf("%w: %s", ErrNotPublished, name)
+		}
+		return fmt.Errorf("unpublish %s: %w", name, err)
+	}
+	return nil
+}
+
+// ErrNotPublished is returned by Unpublish for a plugin that is not published.
+var ErrNotPublished = errors.New("plugin is not published")
+
+// digestOf is the lowercase hex SHA-256 of data.
+func digestOf(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
