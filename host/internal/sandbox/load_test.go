@@ -89,7 +89,7 @@ func TestInspect(t *testing.T) {
 		MemoryMinPages: 1,
 		Size:           len(mustFixture(t, "hostile")),
 		Shape: sandbox.ModuleShape{Types: 7, Functions: 17, Exports: 10, DataSegments: 1,
-			MaxLocals: 3, MaxFrameSlots: 3, MaxBodyBytes: 91, CodeBytes: 266},
+			Locals: 6, MaxLocals: 3, MaxFrameSlots: 3, MaxBodyBytes: 91, CodeBytes: 266},
 	}
 	if diff := cmp.Diff(want, info); diff != "" {
 		t.Errorf("Inspect (-want +got):\n%s", diff)

@@ -29,6 +29,10 @@ type ShapeLimits struct {
 	// Locals caps the locals one function declares (its parameters not
 	// counted). Default: 50,000.
 	Locals uint32
+	// TotalLocals caps the locals of all functions together: wazero keeps
+	// every function's local types while it compiles the module, and a few
+	// bytes declare 50,000 locals. Default: 1,000,000.
+	TotalLocals uint32
 	// BodyBytes caps one function body's size in bytes (wazero needs about
 	// 50 bytes of memory per byte of code to compile it). Default: 1 MiB.
 	BodyBytes uint32
@@ -58,6 +62,7 @@ func DefaultShapeLimits() ShapeLimits {
 		Params:          1_000,
 		Results:         1_000,
 		Locals:          50_000,
+		TotalLocals:     1_000_000,
 		BodyBytes:       1 << 20,
 		Globals:         10_000,
 		Tables:          100,
@@ -79,8 +84,10 @@ type ModuleShape struct {
 	ElementItems    int `json:"element_items"` // items of all element segments
 	PassiveItems    int `json:"passive_items"` // items of passive element segments (copied into every instance)
 	DataSegments    int `json:"data_segments"`
-	// MaxLocals is the most locals one function declares, and MaxFrameSlots
-	// the most parameters plus locals of one function.
+	// Locals is the locals of all functions, MaxLocals the most one
+	// function declares, and MaxFrameSlots the most parameters plus locals
+	// of one function.
+	Locals        int `json:"locals"`
 	MaxLocals     int `json:"max_locals"`
 	MaxFrameSlots int `json:"max_frame_slots"`
 	// MaxBodyBytes is the largest function body, and CodeBytes all bodies together.

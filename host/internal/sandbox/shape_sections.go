@@ -230,6 +230,10 @@ func (d *shapeDecoder) codeSection(s *reader) error {
 		if t := d.funcTypes[i]; int(t) < len(d.typeParams) {
 			slots += uint64(d.typeParams[t])
 		}
+		d.shape.Locals += int(locals)
+		if err := check("the code section", "locals in all functions", uint64(d.shape.Locals), d.lim.TotalLocals); err != nil {
+			return err
+		}
 		d.shape.MaxLocals = max(d.shape.MaxLocals, int(locals))
 		d.shape.MaxFrameSlots = max(d.shape.MaxFrameSlots, int(slots))
 		d.shape.MaxBodyBytes = max(d.shape.MaxBodyBytes, int(size))

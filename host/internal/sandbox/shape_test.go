@@ -54,6 +54,20 @@ func oneFunc(locals []byte) []byte {
 	)
 }
 
+// manyFuncs is a module with n functions () -> () whose bodies are locals
+// (the local declarations, count first) then "end". 100,000 functions of
+// 50,000 locals each (800 KB, every function within the per-function
+// limit) made wazero use more than 6.5 GB before the total was capped.
+func manyFuncs(n int, locals []byte) []byte {
+	body := append(append([]byte{}, locals...), 0x0b)
+	code := bytes.Repeat(append(leb(uint64(len(body))), body...), n)
+	return module(
+		section(1, []byte{0x01, 0x60, 0x00, 0x00}),
+		section(3, leb(uint64(n)), make([]byte, n)),
+		section(10, leb(uint64(n)), code),
+	)
+}
+
 // hostileShapes are modules a few dozen bytes long that declare counts
 // wazero would allocate for before compiling: the locals of the attacker
 // review (2^32-1 locals killed the host; 20 million kept ~550 MiB), and a
@@ -69,6 +83,8 @@ var hostileShapes = []struct {
 	{"locals_4g", oneFunc([]byte{0x01, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x7f}), "function 0 declares 4294967295 locals, over the sandbox limit of 50000"},
 	{"locals_20m", oneFunc(append(append([]byte{0x01}, leb(20_000_000)...), 0x7e)), "function 0 declares 20000000 locals"},
 	{"locals_split", oneFunc(bytes.Join([][]byte{{0x02}, leb(25_001), {0x7f}, leb(25_001), {0x7f}}, nil)), "function 0 declares 50002 locals"},
+	{"locals_spread", manyFuncs(21, bytes.Join([][]byte{{0x01}, leb(50_000), {0x7f}}, nil)),
+		"the code section declares 1050000 locals in all functions, over the sandbox limit of 1000000"},
 	{"types_4g", module(section(1, leb(1<<32-1))), "the type section declares 4294967295 types"},
 	{"params_4g", module(section(1, []byte{0x01, 0x60}, leb(1<<32-1))), "type 0 declares 4294967295 parameters"},
 	{"imports_4g", module(section(2, leb(1<<32-1))), "the import section declares 4294967295 imports"},
@@ -161,7 +177,7 @@ func TestShapeLimitsEachField(t *testing.T) {
 	}
 	want := sandbox.ModuleShape{
 		Types: 6, Functions: 6, Globals: 3, Exports: 4, ElementSegments: 2, ElementItems: 5, PassiveItems: 3,
-		DataSegments: 2, MaxLocals: 4, MaxFrameSlots: 6, MaxBodyBytes: 10, CodeBytes: 22,
+		DataSegments: 2, Locals: 5, MaxLocals: 4, MaxFrameSlots: 6, MaxBodyBytes: 10, CodeBytes: 22,
 	}
 	if diff := cmp.Diff(want, info.Shape); diff != "" {
 		t.Errorf("shape (-want +got):\n%s", diff)
@@ -176,6 +192,7 @@ func TestShapeLimitsEachField(t *testing.T) {
 		{"parameters", func(l *sandbox.ShapeLimits) { l.Params = 1 }},
 		{"results", func(l *sandbox.ShapeLimits) { l.Results = 1 }},
 		{"locals", func(l *sandbox.ShapeLimits) { l.Locals = 3 }},
+		{"locals in all functions", func(l *sandbox.ShapeLimits) { l.TotalLocals = 4 }},
 		{"bytes of code", func(l *sandbox.ShapeLimits) { l.BodyBytes = 9 }},
 		{"globals (imported ones included)", func(l *sandbox.ShapeLimits) { l.Globals = 2 }},
 		{"tables (imported ones included)", func(l *sandbox.ShapeLimits) { l.Tables = 1 }},
