@@ -10,9 +10,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
-	"github.com/skillhost/skillhost/host/internal/hostfn"
-	"github.com/skillhost/skillhost/host/internal/plugin"
-	"github.com/skillhost/skillhost/host/internal/sandbox"
+	"github.com/skillhost/skillhost/host/internal/assemble"
 )
 
 // CardOptions say which card Card renders and where it may cache compiled plugins.
@@ -36,18 +34,13 @@ func Card(ctx context.Context, cfg config.Config, opts CardOptions) (card []byte
 	if _, err := os.Stat(cfg.Plugins); err != nil {
 		return nil, nil, fmt.Errorf("plugin folder: %w", err)
 	}
-	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: opts.CacheDir})
-	if err != nil {
-		return nil, nil, fmt.Errorf("sandbox: %w", err)
-	}
-	defer func() { _ = rt.Close(ctx) }()
 	quiet := slog.New(slog.DiscardHandler) // problems are returned, not logged
-	reg := plugin.NewRegistry(rt, plugin.RegistryOptions{
-		Policy:        cfg.Policy,
-		HostFunctions: hostfn.ForPlugins(hostfn.Deps{Logger: quiet}),
-		Logger:        quiet,
-	})
-	defer func() { _ = reg.Close(ctx) }()
+	parts, err := assemble.New(ctx, assemble.Spec{Config: cfg, Store: assemble.NoStore, CacheDir: opts.CacheDir, Logger: quiet})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = parts.Close(ctx) }()
+	reg := parts.Registry
 	if err := reg.LoadDir(ctx, cfg.Plugins); err != nil {
 		problems = strings.Split(err.Error(), "\n")
 	}

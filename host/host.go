@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
-	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/assemble"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/metrics"
 	"github.com/skillhost/skillhost/host/internal/plugin"
@@ -38,6 +37,7 @@ type Host struct {
 	cfg      config.Config
 	opts     Options
 	log      *slog.Logger
+	parts    *assemble.Parts // store, runtime and registry
 	store    *store.Store
 	runtime  *sandbox.Runtime
 	registry *plugin.Registry
@@ -83,32 +83,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 			_ = h.Close(ctx)
 		}
 	}()
-	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
-	}
-	if h.store, err = store.Open(ctx, store.Config{
-		URL: cfg.NATS, DataDir: cfg.Data, Replicas: cfg.Store.Replicas, StartTimeout: cfg.Store.StartTimeout, Logger: h.log,
-		MaxValueBytes: int(cfg.Store.MaxValue), MaxContextTTL: cfg.Store.MaxContextTTL,
-		MaxKeysPerSession: cfg.Store.MaxKeysPerSession, MaxSessionBytes: int64(cfg.Store.MaxSessionBytes),
-		ClosedSessionRetention: cfg.Store.ClosedSessionRetention,
+	if h.parts, err = assemble.New(ctx, assemble.Spec{
+		Config: cfg, Store: assemble.DataStore, CacheDir: filepath.Join(cfg.Data, "wazero-cache"), Logger: h.log,
 	}); err != nil {
-		return nil, fmt.Errorf("state store: %w", err)
-	}
-	if h.runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{
-		CacheDir: filepath.Join(cfg.Data, "wazero-cache"), Logger: h.log, MaxLiveBytes: uint64(cfg.Sandbox.MaxLiveBytes),
-	}); err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
-	h.log.Info("sandbox memory budget (sandbox.max_live_bytes)", "bytes", h.runtime.Stats().BudgetBytes)
-	netPolicy, err := h.netPolicy()
-	if err != nil {
 		return nil, err
 	}
-	h.registry = plugin.NewRegistry(h.runtime, plugin.RegistryOptions{
-		Policy:        cfg.Policy,
-		HostFunctions: hostfn.ForPlugins(hostfn.Deps{Context: h.store, Logger: h.log, Net: netPolicy}),
-		Logger:        h.log,
-	})
+	h.store, h.runtime, h.registry = h.parts.Store, h.parts.Runtime, h.parts.Registry
+	h.log.Info("sandbox memory budget (sandbox.max_live_bytes)", "bytes", h.runtime.Stats().BudgetBytes)
 	if err := h.loadPlugins(ctx); err != nil {
 		return nil, err
 	}
@@ -173,22 +154,6 @@ func (h *Host) loadPlugins(ctx context.Context) error {
 	return nil
 }
 
-func (h *Host) netPolicy() (hostfn.NetPolicy, error) {
-	p := hostfn.NetPolicy{Timeout: h.cfg.Net.Timeout, MaxResponseBytes: int64(h.cfg.Net.MaxResponse), MaxRedirects: h.cfg.Net.MaxRedirects}
-	for _, s := range h.cfg.Net.AllowPrivate {
-		prefix, err := netip.ParsePrefix(s)
-		if err != nil {
-			addr, aerr := netip.ParseAddr(s)
-			if aerr != nil {
-				return p, fmt.Errorf("config net.allow_private: %q is not an address or CIDR prefix", s)
-			}
-			prefix = netip.PrefixFrom(addr, addr.BitLen())
-		}
-		p.AllowPrivate = append(p.AllowPrivate, prefix)
-	}
-	return p, nil
-}
-
 func (h *Host) registerGauges() {
 	h.metrics.GaugeFunc("skillhost_plugins_loaded", "Plugins currently loaded.", func() float64 {
 		return float64(len(h.registry.Snapshot().Plugins))
@@ -237,14 +202,8 @@ func (h *Host) Close(ctx context.Context) error {
 		if h.tasks != nil {
 			errs = append(errs, h.tasks.Close(ctx))
 		}
-		if h.registry != nil {
-			errs = append(errs, h.registry.Close(ctx))
-		}
-		if h.runtime != nil {
-			errs = append(errs, h.runtime.Close(ctx))
-		}
-		if h.store != nil {
-			errs = append(errs, h.store.Close())
+		if h.parts != nil {
+			errs = append(errs, h.parts.Close(ctx))
 		}
 	})
 	return errors.Join(errs...)

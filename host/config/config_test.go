@@ -79,6 +79,7 @@ func TestLoadRejects(t *testing.T) {
 		{"zero limit", "rpc:\n  max_batch: 0\n", nil, "config rpc.max_batch: must be greater than zero"},
 		{"bad listen", "listen: nonsense\n", nil, `config listen: "nonsense" is not host:port`},
 		{"bad level", "log:\n  level: loud\n", nil, "config log.level"},
+		{"bad private range", "net:\n  allow_private: [10.0.0.0/8, intranet]\n", nil, `config net.allow_private[1]: "intranet" is not an address or CIDR prefix`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"sort"
 	"strings"
@@ -188,6 +189,13 @@ func (c Config) Validate() error {
 	}
 	if c.Net.MaxRedirects < 0 {
 		bad("net.max_redirects", "must not be negative")
+	}
+	for i, s := range c.Net.AllowPrivate {
+		if _, err := netip.ParsePrefix(s); err != nil {
+			if _, err := netip.ParseAddr(s); err != nil {
+				bad(fmt.Sprintf("net.allow_private[%d]", i), "%q is not an address or CIDR prefix", s)
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -7,10 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"path/filepath"
+	"strings"
 
-	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/internal/assemble"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
@@ -107,33 +108,27 @@ func Validate(ctx context.Context, dir string, opts ValidateOptions) (*Report, e
 	if !r.OK() {
 		return r, nil
 	}
-	if err := compileCheck(ctx, m, wasm, eff, opts.CacheDir); err != nil {
+	if err := compileCheck(ctx, dir, m, opts.CacheDir); err != nil {
 		r.problem("%s: the sandbox refused it: %v", wasmPath, err)
 	}
 	return r, nil
 }
 
-// compileCheck compiles and instantiates the module in a throwaway sandbox
-// runtime with the host functions a real host gives it.
-func compileCheck(ctx context.Context, m *plugin.Manifest, wasm []byte, eff plugin.Limits, cacheDir string) (err error) {
-	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: cacheDir})
+// compileCheck loads the folder as `serve` would (assembled the same way,
+// under DevPolicy): compiled and instantiated with the host functions a real
+// host gives it. The error is the sandbox's, without the manifest prefix.
+func compileCheck(ctx context.Context, dir string, m *plugin.Manifest, cacheDir string) (err error) {
+	cfg := config.Defaults()
+	cfg.Policy = DevPolicy(m)
+	parts, err := assemble.New(ctx, assemble.Spec{Config: cfg, Store: assemble.NoStore, CacheDir: cacheDir})
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, rt.Close(ctx)) }()
-	mod, err := rt.Load(ctx, sandbox.ModuleSpec{
-		Name: m.Name,
-		Wasm: wasm,
-		Limits: sandbox.Limits{
-			Timeout: eff.Timeout, MemoryBytes: uint64(eff.Memory), OutputBytes: int64(eff.Output),
-			Concurrency: 1, WarmInstances: 1,
-		},
-		Config: m.Permissions.Config,
-		HostFunctions: hostfn.New(hostfn.Deps{Logger: slog.New(slog.DiscardHandler)},
-			hostfn.Grant{Plugin: m.Name, AllowedHosts: m.Permissions.AllowedHosts}),
-	})
-	if err != nil {
-		return err
+	defer func() { err = errors.Join(err, parts.Close(ctx)) }()
+	_, err = parts.Registry.Load(ctx, dir)
+	var fe *plugin.FieldError
+	if errors.As(err, &fe) {
+		return errors.New(strings.TrimPrefix(fe.Msg, m.Wasm+": "))
 	}
-	return mod.Close(ctx)
+	return err
 }

@@ -1,6 +1,7 @@
 package a2a_test
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -10,11 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
-	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/assemble"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
-	"github.com/skillhost/skillhost/host/internal/plugin"
-	"github.com/skillhost/skillhost/host/internal/sandbox"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
 
@@ -42,22 +42,13 @@ func startHost(t *testing.T, pluginDir string) *testHost {
 func startHostOn(t *testing.T, pluginDir string, cfg store.Config, cacheDir string) *testHost {
 	t.Helper()
 	ctx := context.Background()
-	cfg.Logger = quietLogger()
-	st, err := store.Open(ctx, cfg)
+	hc := config.Defaults()
+	hc.NATS, hc.Data = cfg.URL, cmp.Or(cfg.DataDir, t.TempDir())
+	parts, err := assemble.New(ctx, assemble.Spec{Config: hc, Store: assemble.DataStore, CacheDir: cacheDir, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = st.Close() })
-	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: cacheDir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deps := hostfn.Deps{Context: st, Logger: quietLogger()}
-	reg := plugin.NewRegistry(rt, plugin.RegistryOptions{
-		Policy:        plugin.DefaultPolicy(),
-		HostFunctions: hostfn.ForPlugins(deps),
-		Logger:        quietLogger(),
-	})
+	st, reg := parts.Store, parts.Registry
 	if err := reg.LoadDir(ctx, pluginDir); err != nil {
 		t.Fatal(err)
 	}
@@ -83,8 +74,7 @@ func startHostOn(t *testing.T, pluginDir string, cfg store.Config, cacheDir stri
 		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		_ = svc.Close(cctx)
-		_ = reg.Close(cctx)
-		_ = rt.Close(cctx)
+		_ = parts.Close(cctx)
 	})
 	return &testHost{URL: base, svc: svc, tasks: tasks}
 }

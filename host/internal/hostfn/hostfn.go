@@ -11,7 +11,6 @@ import (
 	extism "github.com/extism/go-sdk"
 	"golang.org/x/time/rate"
 
-	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
 
@@ -199,13 +198,4 @@ func (f *funcs) attrs(call *Call, kv ...any) []any {
 		a = append(a, "request_id", call.RequestID)
 	}
 	return append(a, kv...)
-}
-
-// ForPlugins returns the host-function factory for a plugin registry
-// (plugin.RegistryOptions.HostFunctions): every plugin gets the host
-// functions with its own grant (name and allowed hosts).
-func ForPlugins(deps Deps) func(m *plugin.Manifest) []extism.HostFunction {
-	return func(m *plugin.Manifest) []extism.HostFunction {
-		return New(deps, Grant{Plugin: m.Name, AllowedHosts: m.Permissions.AllowedHosts})
-	}
 }

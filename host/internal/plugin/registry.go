@@ -68,8 +68,9 @@ type Registry struct {
 	log      *slog.Logger
 	debounce time.Duration
 
-	syncMu sync.Mutex         // serializes sync, Reload, LoadDir, Close
-	roots  []string           // plugin folders scanned by sync; guarded by syncMu
+	syncMu sync.Mutex         // serializes sync, Reload, LoadDir, Load, Close
+	roots  []string           // folders of plugin folders scanned by sync; guarded by syncMu
+	dirs   []string           // single plugin folders given to Load; guarded by syncMu
 	failed map[string]failure // by plugin dir; guarded by syncMu
 
 	mu     sync.RWMutex // guards cur and closed; read-held while a call acquires an entry
@@ -85,6 +86,7 @@ type Registry struct {
 type failure struct {
 	fp      string
 	retry   bool
+	err     error // as load returned it
 	problem Problem
 }
 

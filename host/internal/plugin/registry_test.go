@@ -206,3 +206,39 @@ func TestPathGrants(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadOneFolder: Load loads a single plugin folder (no parent root
+// needed), reports its own error, refuses a name another folder holds, and
+// picks up a change when called again.
+func TestLoadOneFolder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newTestRegistry(t, Policy{})
+	one := pluginSpec{name: "solo", version: "1.0.0"}.write(t, t.TempDir())
+	p, err := r.Load(ctx, one)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if p.Manifest.Name != "solo" || p.Dir != one {
+		t.Errorf("loaded %s from %s, want solo from %s", p.Manifest.Name, p.Dir, one)
+	}
+	if _, err := r.Execute(ctx, Call{SkillID: "solo-echo", Input: []byte(`"hi"`)}); err != nil {
+		t.Errorf("Execute after Load: %v", err)
+	}
+
+	broken := pluginSpec{name: "Broken", skills: "  - {id: broken, description: d}\n"}.write(t, t.TempDir())
+	_, err = r.Load(ctx, broken)
+	if diff := cmp.Diff([]string{filepath.Join(broken, ManifestFile) + ": name: must match [a-z0-9][a-z0-9-]*"}, errLines(err)); diff != "" {
+		t.Errorf("Load of a broken folder (-want +got):\n%s", diff)
+	}
+
+	twin := pluginSpec{name: "solo", skills: "  - {id: other, description: d, function: echo}\n"}.write(t, t.TempDir())
+	if _, err := r.Load(ctx, twin); err == nil || !strings.Contains(err.Error(), `"solo" is already used`) {
+		t.Errorf("Load of a second plugin named solo = %v, want a name collision", err)
+	}
+
+	pluginSpec{name: "solo", version: "1.1.0"}.write(t, filepath.Dir(one))
+	if p, err = r.Load(ctx, one); err != nil || p.Manifest.Version != "1.1.0" {
+		t.Errorf("Load after a change = %v, %v; want version 1.1.0", p, err)
+	}
+}

@@ -26,7 +26,32 @@ func (r *Registry) LoadDir(ctx context.Context, dir string) error {
 	return r.sync(ctx)
 }
 
-// Reload rescans every folder given to LoadDir or Watch: new plugins load,
+// Load loads the single plugin folder dir (one holding a plugin.yaml) and
+// returns the plugin as loaded; its error is the one a LoadDir of a folder
+// containing dir would report for it. The folder is remembered: Reload and
+// Watch of its parent rescan it. Calling Load again reloads it if it
+// changed.
+func (r *Registry) Load(ctx context.Context, dir string) (*Plugin, error) {
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
+	dir = filepath.Clean(dir)
+	if !slices.Contains(r.dirs, dir) {
+		r.dirs = append(r.dirs, dir)
+	}
+	err := r.sync(ctx)
+	if f, ok := r.failed[dir]; ok {
+		return nil, f.err
+	}
+	r.mu.RLock()
+	e := r.cur.byDir[dir]
+	r.mu.RUnlock()
+	if e == nil {
+		return nil, errors.Join(fmt.Errorf("plugin %s did not load", dir), err)
+	}
+	return e.plugin, nil
+}
+
+// Reload rescans every folder given to LoadDir, Load or Watch: new plugins load,
 // changed ones are recompiled and swapped in only if they load (otherwise the
 // old revision keeps serving and a Problem is recorded), removed ones are
 // unloaded once their calls in flight return. The error lists every current
@@ -34,15 +59,16 @@ func (r *Registry) LoadDir(ctx context.Context, dir string) error {
 func (r *Registry) Reload(ctx context.Context) error {
 	r.syncMu.Lock()
 	defer r.syncMu.Unlock()
-	if len(r.roots) == 0 {
-		return errors.New("plugin: Reload before LoadDir or Watch: no plugin folder to scan")
+	if len(r.roots) == 0 && len(r.dirs) == 0 {
+		return errors.New("plugin: Reload before LoadDir, Load or Watch: no plugin folder to scan")
 	}
 	return r.sync(ctx)
 }
 
-// scan lists the plugin folders under the roots, sorted.
+// scan lists the plugin folders under the roots and those given to Load,
+// sorted.
 func (r *Registry) scan() ([]string, []error) {
-	var dirs []string
+	dirs := slices.Clone(r.dirs)
 	var errs []error
 	for _, root := range r.roots {
 		ents, err := os.ReadDir(root)
@@ -63,7 +89,7 @@ func (r *Registry) scan() ([]string, []error) {
 		}
 	}
 	sort.Strings(dirs)
-	return dirs, errs
+	return slices.Compact(dirs), errs
 }
 
 // sync brings the registry in line with the folders on disk. syncMu held.
@@ -157,7 +183,7 @@ func (r *Registry) fail(dir, fp string, retry bool, err error, oldServing bool) 
 	} else {
 		r.log.Error("plugin: not loaded", "dir", dir, "error", err)
 	}
-	r.failed[dir] = failure{fp: fp, retry: retry, problem: p}
+	r.failed[dir] = failure{fp: fp, retry: retry, err: err, problem: p}
 	return p
 }
 
