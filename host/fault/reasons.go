@@ -42,7 +42,10 @@ const (
 	ReasonContextExpired  = "context_expired"
 	ReasonValueTooLarge   = "value_too_large" // context value over store.max_value
 	ReasonStorageFull     = "storage_full"    // a state bucket is full
-	ReasonSessionQuota    = "session_quota"   // a session's context quota is used up
+	// ReasonStoreUnavailable: the state store did not answer (a NATS node
+	// failing over, the cluster without quorum); retryable.
+	ReasonStoreUnavailable = "store_unavailable"
+	ReasonSessionQuota     = "session_quota" // a session's context quota is used up
 
 	// Plans.
 	ReasonPlanNotFound        = "plan_not_found"         // no such plan in this session
@@ -111,14 +114,15 @@ var reasonKinds = map[string][]Kind{
 	ReasonOutputSchema:  {SkillFailed},
 	ReasonModuleClosed:  {InvalidState},
 
-	ReasonSessionNotFound: {SessionNotFound},
-	ReasonSessionClosed:   {SessionNotFound, InvalidState},
-	ReasonSessionExists:   {InvalidState},
-	ReasonContextNotFound: {InvalidParams},
-	ReasonContextExpired:  {InvalidParams},
-	ReasonValueTooLarge:   {InvalidParams},
-	ReasonStorageFull:     {ResourceExhausted},
-	ReasonSessionQuota:    {ResourceExhausted},
+	ReasonSessionNotFound:  {SessionNotFound},
+	ReasonSessionClosed:    {SessionNotFound, InvalidState},
+	ReasonSessionExists:    {InvalidState},
+	ReasonContextNotFound:  {InvalidParams},
+	ReasonContextExpired:   {InvalidParams},
+	ReasonValueTooLarge:    {InvalidParams},
+	ReasonStorageFull:      {ResourceExhausted},
+	ReasonStoreUnavailable: {Internal},
+	ReasonSessionQuota:     {ResourceExhausted},
 
 	ReasonPlanNotFound:        {PlanNotFound},
 	ReasonPlanExists:          {InvalidState},

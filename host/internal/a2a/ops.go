@@ -127,7 +127,7 @@ func (s *Service) SubscribeToTask(ctx context.Context, req *a2av1.SubscribeToTas
 		err = notFound(req.ID)
 	}
 	if err == nil && rec.State().IsTerminal() {
-		err = fault.Newf(fault.UnsupportedOperation, "task_terminal", "task is already %s: nothing to subscribe to", rec.State().V03())
+		err = fault.Newf(fault.UnsupportedOperation, fault.ReasonTaskTerminal, "task is already %s: nothing to subscribe to", rec.State().V03())
 	}
 	if err != nil {
 		return nil, err

@@ -24,10 +24,33 @@ func storeErr(err error, sessionID, op string) *fault.Error {
 		return withSession(fault.Wrap(fault.ResourceExhausted, fault.ReasonStorageFull, err, op+": state storage is full"), sessionID)
 	case errors.Is(err, nats.ErrMaxPayload):
 		return withSession(fault.Wrap(fault.InvalidParams, fault.ReasonValueTooLarge, err, op+": record larger than the NATS max_payload"), sessionID)
+	case Unavailable(err):
+		return withSession(fault.Wrap(fault.Internal, fault.ReasonStoreUnavailable, err,
+			op+": the state store did not answer (NATS failing over?); retry"), sessionID)
 	}
 	f := fault.From(err)
 	if f.Kind == fault.Internal {
 		f = fault.Wrap(fault.Internal, fault.ReasonInternal, err, op+": "+err.Error())
 	}
 	return withSession(f, sessionID)
+}
+
+// Unavailable reports whether err means NATS JetStream did not answer — a
+// node failing over, a stream electing a leader, the connection
+// reconnecting, the cluster without quorum — rather than refused the
+// request: the same request may succeed when retried.
+func Unavailable(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode {
+		case 10008, // JetStream system temporarily unavailable
+			10005: // no suitable peers for placement (a peer offline)
+			return true
+		}
+		return false
+	}
+	return errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected) ||
+		errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled)
 }
