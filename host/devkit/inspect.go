@@ -37,6 +37,10 @@ type Inspection struct {
 	// Shape counts what the module declares; every count is within the
 	// sandbox limits (Inspect refuses the module otherwise).
 	Shape sandbox.ModuleShape `json:"shape"`
+	// Budget is what one instance and one running call count against the
+	// host's sandbox.max_live_bytes, at the effective memory limit (the
+	// default one for a bare module); nil when the limits are refused.
+	Budget *sandbox.Cost `json:"budget"`
 
 	// Manifest is nil when inspecting a bare .wasm without a plugin.yaml
 	// naming it.
@@ -139,8 +143,15 @@ func Inspect(ctx context.Context, path string) (*Inspection, error) {
 	if in.ImportStatus, err = classifyImports(ctx, in.Imports); err != nil {
 		return nil, fmt.Errorf("inspect: %w", err)
 	}
+	limits := sandbox.Limits{}
 	if m != nil {
 		in.Manifest = summarize(m, info)
+		if eff, err := plugin.DefaultPolicy().Check(m); err == nil {
+			limits.MemoryBytes = uint64(eff.Memory)
+		}
+	}
+	if cost, err := sandbox.EstimateCost(info, limits); err == nil {
+		in.Budget = &cost
 	}
 	return in, nil
 }
@@ -203,6 +214,10 @@ func (in *Inspection) WriteText(w io.Writer) error {
 	sh := in.Shape
 	p("shape:", "%d functions, %d globals, %d element items, %d data segments; at most %d locals and %s of code in one function",
 		sh.Functions, sh.Globals, sh.ElementItems, sh.DataSegments, sh.MaxLocals, FormatBytes(uint64(sh.MaxBodyBytes)))
+	if b := in.Budget; b != nil {
+		p("budget:", "an instance %s, a running call %s more (counted against sandbox.max_live_bytes)",
+			FormatBytes(b.Instance), FormatBytes(b.Call))
+	}
 	p("exports:", "%s", strings.Join(in.Exports, ", "))
 	counts := map[string]int{}
 	for _, v := range in.ImportStatus {

@@ -55,7 +55,7 @@ func TestInspectPluginFolder(t *testing.T) {
 	if err := in.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"sha256:", "greeter_hello → greeter_hello (exported, 3 examples)", "effective:", "timeout 2s, memory 64MiB", "shape:"} {
+	for _, s := range []string{"sha256:", "greeter_hello → greeter_hello (exported, 3 examples)", "effective:", "timeout 2s, memory 64MiB", "shape:", "budget:", "counted against sandbox.max_live_bytes"} {
 		if !strings.Contains(text.String(), s) {
 			t.Errorf("text output lacks %q:\n%s", s, text.String())
 		}
@@ -86,7 +86,10 @@ func TestInspectBareModule(t *testing.T) {
 		Exports: []string{"run"}, Imports: []string{"env.evil"},
 		ImportStatus:   []devkit.ImportView{{Import: "env.evil", Status: devkit.ImportUnknown, Note: "no host provides it"}},
 		MemoryMinPages: 40, MemoryMaxPages: &maxPages, MemoryMinBytes: 40 * 64 << 10, MemoryMaxBytes: &maxBytes,
-		Shape: in.Shape,
+		Shape: in.Shape, Budget: in.Budget,
+	}
+	if in.Budget == nil || in.Budget.Instance < 128<<20 || in.Budget.Call < 200_000_000 {
+		t.Errorf("budget %+v: want at least two 64 MiB memories an instance and wazero's stack ceiling a call", in.Budget)
 	}
 	if in.Shape.Functions != 2 || in.Shape.Exports != 2 {
 		t.Errorf("shape %+v: want 2 functions (the import and run) and 2 exports", in.Shape)

@@ -63,6 +63,21 @@ func stackCost(info ModuleInfo) uint64 {
 	return 4*stackCeilingBytes + 2*frame + stackOverheadBytes
 }
 
+// EstimateCost is what Load would count against a runtime's budget for a
+// module Inspect described as info, under limits (zero fields take
+// DefaultLimits). It fails as Load would on invalid limits or tables.
+func EstimateCost(info ModuleInfo, limits Limits) (Cost, error) {
+	limits, err := limits.normalized()
+	if err != nil {
+		return Cost{}, err
+	}
+	maxes, err := tableLimits(info.Tables, limits.MemoryBytes)
+	if err != nil {
+		return Cost{}, err
+	}
+	return Cost{Instance: instanceCost(info, limits, maxes), Call: stackCost(info)}, nil
+}
+
 // budget is the runtime-wide cap on what live instances and running calls
 // may hold: an instance reserves its instanceCost while it lives, a call
 // its stackCost while it runs.

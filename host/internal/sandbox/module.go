@@ -107,11 +107,11 @@ type Cost struct {
 	// linear memories at the cap (the plugin's and Extism's), its tables
 	// at their effective maximums, and wazero's per-instance share of its
 	// globals, functions, element items and data segments.
-	Instance uint64
+	Instance uint64 `json:"instance_bytes"`
 	// Call is the most a running call can add: wazero's call stack at its
 	// ceiling (about 150 MB, a fixed wazero limit) plus the module's
 	// largest frame.
-	Call uint64
+	Call uint64 `json:"call_bytes"`
 }
 
 // Cost is what one instance and one running call of the module count
