@@ -55,21 +55,19 @@ func TestPluginAuthorFromTheBinaryAlone(t *testing.T) {
 	}
 	// Beyond Go.
 	skills := map[string]string{"greeter_hello": `"greeting": "Hello, Ada."`}
-	if toolFor(t, "npm") {
-		run(work, bin, "plugin", "new", "as-greeter", "--lang", "assemblyscript")
-		run(work, bin, "plugin", "build", "as-greeter")
-		if out := run(work, bin, "plugin", "test", "as-greeter"); !strings.HasSuffix(out, "3 passed, 0 failed\n") {
-			t.Errorf("plugin test as-greeter:\n%s", out)
+	for _, l := range []struct{ lang, tool, name, skill, passed, greeting string }{
+		{"assemblyscript", "npm", "as-greeter", "as_greeter_hello", "3 passed", "Hello, Ada."},
+		{"wat", "wat2wasm", "wat-greeter", "wat_greeter_hello", "1 passed", "Hello from WebAssembly!"},
+	} {
+		if !toolFor(t, l.tool) {
+			continue
 		}
-		skills["as_greeter_hello"] = `"greeting": "Hello, Ada."`
-	}
-	if toolFor(t, "wat2wasm") {
-		run(work, bin, "plugin", "new", "wat-greeter", "--lang", "wat")
-		run(work, bin, "plugin", "build", "wat-greeter")
-		if out := run(work, bin, "plugin", "test", "wat-greeter"); !strings.HasSuffix(out, "1 passed, 0 failed\n") {
-			t.Errorf("plugin test wat-greeter:\n%s", out)
+		run(work, bin, "plugin", "new", l.name, "--lang", l.lang)
+		run(work, bin, "plugin", "build", l.name)
+		if out := run(work, bin, "plugin", "test", l.name); !strings.HasSuffix(out, l.passed+", 0 failed\n") {
+			t.Errorf("plugin test %s:\n%s", l.name, out)
 		}
-		skills["wat_greeter_hello"] = `"greeting": "Hello from WebAssembly!"`
+		skills[l.skill] = `"greeting": "` + l.greeting + `"`
 	}
 
 	// Serve the folder and call every skill through the host.

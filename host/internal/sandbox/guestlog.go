@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	extism "github.com/extism/go-sdk"
 	"golang.org/x/time/rate"
@@ -59,7 +58,7 @@ func (g *guestLog) write(ctx context.Context, function string, level extism.LogL
 	if n := g.dropped.Swap(0); n > 0 {
 		attrs = append(attrs, "dropped_before", n)
 	}
-	g.logger.Log(ctx, slogLevel(level), cutLine(msg, MaxGuestLogLine), attrs...)
+	g.logger.Log(ctx, slogLevel(level), truncate(strings.ToValidUTF8(msg, "\uFFFD"), MaxGuestLogLine-len("…")), attrs...)
 }
 
 // hostChatter reports go-sdk's own debug lines about running a call, which
@@ -84,19 +83,4 @@ func slogLevel(l extism.LogLevel) slog.Level {
 	default:
 		return slog.LevelDebug
 	}
-}
-
-// cutLine returns s as valid UTF-8 of at most max bytes, marking a cut with
-// "…" (counted in max).
-func cutLine(s string, max int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= max {
-		return s
-	}
-	const mark = "…"
-	cut := max - len(mark)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + mark
 }
