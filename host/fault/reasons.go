@@ -69,7 +69,15 @@ const (
 	ReasonExtendedCardNotConfigured = "extended_card_not_configured"
 
 	// Access.
-	ReasonLoopbackOnly = "loopback_only" // non-loopback client and no API keys
+	ReasonLoopbackOnly       = "loopback_only"          // non-loopback client and no API keys (HTTP 403)
+	ReasonUnauthenticated    = "unauthenticated"        // no credentials (HTTP 401)
+	ReasonInvalidCredentials = "invalid_credentials"    // no key or live session token matches (HTTP 401)
+	ReasonTokenRevoked       = "token_revoked"          // the session token's session is closed (HTTP 401)
+	ReasonScopeDenied        = "scope_denied"           // the key's scopes do not grant the call (HTTP 403)
+	ReasonOriginDenied       = "origin_denied"          // browser request from an origin not allowed (HTTP 403)
+	ReasonHostDenied         = "host_denied"            // Host header names no address of this host (HTTP 403)
+	ReasonMediaType          = "unsupported_media_type" // state-changing request that is not JSON (HTTP 415)
+	ReasonKeyQuota           = "key_quota"              // a key's open sessions or context bytes are used up
 
 	// Default reasons of kinds raised without a specific reason (see
 	// Error.WireReason); the code always names a specific one.
@@ -143,7 +151,15 @@ var reasonKinds = map[string][]Kind{
 	ReasonContentType:               {ContentTypeNotSupported},
 	ReasonExtendedCardNotConfigured: {ExtendedCardNotConfigured},
 
-	ReasonLoopbackOnly: {Forbidden},
+	ReasonLoopbackOnly:       {Forbidden},
+	ReasonUnauthenticated:    {Unauthorized},
+	ReasonInvalidCredentials: {Unauthorized},
+	ReasonTokenRevoked:       {Unauthorized},
+	ReasonScopeDenied:        {Forbidden},
+	ReasonOriginDenied:       {Forbidden},
+	ReasonHostDenied:         {Forbidden},
+	ReasonMediaType:          {InvalidRequest},
+	ReasonKeyQuota:           {ResourceExhausted},
 
 	ReasonSkillFailed:              {SkillFailed},
 	ReasonUnauthorized:             {Unauthorized},
