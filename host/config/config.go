@@ -3,6 +3,7 @@ package config
 import (
 	"time"
 
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
@@ -36,6 +37,8 @@ type Config struct {
 	// Sandbox bounds the memory of all plugin instances together.
 	Sandbox Sandbox `koanf:"sandbox"`
 	Plans   Plans   `koanf:"plans"`
+	Auth    Auth    `koanf:"auth"`
+	A2A     A2A     `koanf:"a2a"`
 }
 
 // Sandbox configures the runtime that runs every plugin.
@@ -45,6 +48,50 @@ type Sandbox struct {
 	// at their cap, tables, globals, wazero's call stack). 0: three quarters
 	// of the memory available (the cgroup limit or the machine's RAM).
 	MaxLiveBytes plugin.ByteSize `koanf:"max_live_bytes"`
+}
+
+// Auth configures API keys and the per-key limits (README "Security").
+type Auth struct {
+	// Keys are the API keys; empty: HTTP serves loopback clients only.
+	Keys   []AuthKey  `koanf:"keys"`
+	Limits AuthLimits `koanf:"limits"`
+}
+
+// AuthKey is one API key: its id, the hex SHA-256 of the key, its scopes
+// and an optional rate ("100/s") overriding auth.limits.rate.
+type AuthKey struct {
+	ID     string   `koanf:"id"`
+	SHA256 string   `koanf:"sha256"`
+	Scopes []string `koanf:"scopes"`
+	Rate   string   `koanf:"rate"`
+}
+
+// AuthLimits are the caps every API key gets (its session tokens share
+// them). Rates are "N/s", "N/m" or "N/h".
+type AuthLimits struct {
+	Rate               string          `koanf:"rate"`
+	SessionRate        string          `koanf:"session_rate"`
+	MaxOpenSessions    int             `koanf:"max_open_sessions"`
+	MaxConcurrentCalls int             `koanf:"max_concurrent_calls"`
+	MaxContextBytes    plugin.ByteSize `koanf:"max_context_bytes"`
+}
+
+// A2A configures the A2A task store.
+type A2A struct {
+	// MaxMetadata caps the metadata of a message (and of the request
+	// around it), stored with the task.
+	MaxMetadata plugin.ByteSize `koanf:"max_metadata"`
+	// MaxHistory caps the bytes of a task's stored message history.
+	MaxHistory plugin.ByteSize `koanf:"max_history"`
+	// MaxListBytes caps the task bytes one ListTasks call decodes and
+	// returns; a page ends early (with a nextPageToken) when it is reached.
+	MaxListBytes plugin.ByteSize `koanf:"max_list_bytes"`
+}
+
+// TLS is the certificate and key of the HTTPS listener (PEM files).
+type TLS struct {
+	CertFile string `koanf:"cert_file"`
+	KeyFile  string `koanf:"key_file"`
 }
 
 // Plans configures plan execution (`_cleveragents/plan/*`).
@@ -74,6 +121,18 @@ type HTTP struct {
 	IdleTimeout     time.Duration   `koanf:"idle_timeout"`
 	ShutdownTimeout time.Duration   `koanf:"shutdown_timeout"`
 	MaxConns        int             `koanf:"max_conns"`
+	// TLS serves HTTPS (TLS 1.2+) when both files are set.
+	TLS TLS `koanf:"tls"`
+	// AllowInsecureRemote permits plain HTTP on a non-loopback listen
+	// address (e.g. behind a TLS-terminating proxy); without it start fails.
+	AllowInsecureRemote bool `koanf:"allow_insecure_remote"`
+	// AllowedOrigins are the browser origins ("https://app.example") whose
+	// requests are accepted besides the host's own; others get 403.
+	AllowedOrigins []string `koanf:"allowed_origins"`
+	// AllowedHosts are extra Host header values ("name" or "name:port")
+	// accepted when the host serves loopback clients without keys (DNS
+	// rebinding guard).
+	AllowedHosts []string `koanf:"allowed_hosts"`
 }
 
 // RPC configures the JSON-RPC engine shared by every transport.
@@ -140,5 +199,10 @@ func Defaults() Config {
 			MaxSteps: 100, MaxDefinition: 256 * plugin.KiB, MaxRecord: plugin.MiB, Workers: 4, MaxDeliver: 5,
 			AckWait: 10 * time.Second, Retention: 7 * 24 * time.Hour, MaxBucket: plugin.GiB, MaxTimeout: 24 * time.Hour,
 		},
+		Auth: Auth{Keys: []AuthKey{}, Limits: AuthLimits{
+			Rate: auth.DefaultRate, SessionRate: auth.DefaultSessionRate, MaxOpenSessions: auth.DefaultMaxOpenSessions,
+			MaxConcurrentCalls: auth.DefaultMaxConcurrentCalls, MaxContextBytes: auth.DefaultMaxContextBytes,
+		}},
+		A2A: A2A{MaxMetadata: 64 * plugin.KiB, MaxHistory: plugin.MiB, MaxListBytes: 4 * plugin.MiB},
 	}
 }

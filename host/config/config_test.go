@@ -45,9 +45,10 @@ func TestLoadLayers(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := config.Load(config.Sources{
-		File:    file,
-		Environ: []string{"SKILLHOST_LISTEN=127.0.0.1:9050", "SKILLHOST_POLICY__MAX_TIMEOUT=7s", "SKILLHOST_NET__ALLOW_PRIVATE=10.0.0.0/8, 127.0.0.0/8", "OTHER=1"},
-		Flags:   flags,
+		File: file,
+		Environ: []string{"SKILLHOST_LISTEN=127.0.0.1:9050", "SKILLHOST_POLICY__MAX_TIMEOUT=7s", "SKILLHOST_NET__ALLOW_PRIVATE=10.0.0.0/8, 127.0.0.0/8", "OTHER=1",
+			"SKILLHOST_API_KEY=client-side", "SKILLHOST_URL=http://127.0.0.1:1"},
+		Flags: flags,
 	})
 	if err != nil {
 		t.Fatalf("Load: %v", err)
@@ -80,6 +81,13 @@ func TestLoadRejects(t *testing.T) {
 		{"bad listen", "listen: nonsense\n", nil, `config listen: "nonsense" is not host:port`},
 		{"bad level", "log:\n  level: loud\n", nil, "config log.level"},
 		{"bad private range", "net:\n  allow_private: [10.0.0.0/8, intranet]\n", nil, `config net.allow_private[1]: "intranet" is not an address or CIDR prefix`},
+		{"key without digest", "auth:\n  keys:\n    - {id: ci, scopes: [\"*\"]}\n", nil, "config auth.keys[0].sha256"},
+		{"key with a bad scope", "auth:\n  keys:\n    - {id: ci, sha256: " + strings.Repeat("ab", 32) + ", scopes: [\"plans\"]}\n", nil, "auth.keys[0].scopes[0]"},
+		{"bad limit rate", "auth:\n  limits:\n    rate: fast\n", nil, "config auth.limits.rate"},
+		{"cert without key", "http:\n  tls:\n    cert_file: c.pem\n", nil, "config http.tls: set both"},
+		{"plain HTTP on every interface", "listen: 0.0.0.0:8080\n", nil, "http.allow_insecure_remote: true"},
+		{"bad origin", "http:\n  allowed_origins: [\"app.example\"]\n", nil, "config http.allowed_origins[0]"},
+		{"origin with a path", "http:\n  allowed_origins: [\"https://app.example/ui\"]\n", nil, "config http.allowed_origins[0]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,5 +104,39 @@ func TestLoadRejects(t *testing.T) {
 				t.Errorf("Load error = %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestLoadSecurity(t *testing.T) {
+	t.Parallel()
+	digest := strings.Repeat("9f", 32)
+	file := writeFile(t, "listen: 0.0.0.0:8443\nhttp:\n  allow_insecure_remote: true\n  allowed_origins: [\"HTTPS://App.Example:443\"]\n"+
+		"auth:\n  keys:\n    - id: ci\n      sha256: "+digest+"\n      scopes: [\"*\"]\n      rate: 10/s\n"+
+		"    - {id: text, sha256: "+strings.Repeat("0a", 32)+", scopes: [\"skill:upper*\", \"agent:text-tools\"]}\n")
+	got, err := config.Load(config.Sources{File: file, Environ: []string{"SKILLHOST_HTTP__ALLOWED_HOSTS=skills.internal, skills.internal:8443"}})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := []config.AuthKey{
+		{ID: "ci", SHA256: digest, Scopes: []string{"*"}, Rate: "10/s"},
+		{ID: "text", SHA256: strings.Repeat("0a", 32), Scopes: []string{"skill:upper*", "agent:text-tools"}},
+	}
+	if diff := cmp.Diff(want, got.Auth.Keys); diff != "" {
+		t.Errorf("auth.keys (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"skills.internal", "skills.internal:8443"}, got.HTTP.AllowedHosts); diff != "" {
+		t.Errorf("allowed_hosts (-want +got):\n%s", diff)
+	}
+	ks, err := got.Auth.KeySet()
+	if err != nil || ks.Len() != 2 {
+		t.Fatalf("KeySet = %v, %v", ks, err)
+	}
+	if o, err := config.NormalizeOrigin(got.HTTP.AllowedOrigins[0]); err != nil || o != "https://app.example" {
+		t.Errorf("NormalizeOrigin = %q, %v", o, err)
+	}
+	for addr, want := range map[string]bool{"127.0.0.1:1": true, "[::1]:1": true, "localhost:1": true, "0.0.0.0:1": false, ":8080": false, "10.0.0.1:1": false} {
+		if got := config.LoopbackListen(addr); got != want {
+			t.Errorf("LoopbackListen(%q) = %v, want %v", addr, got, want)
+		}
 	}
 }

@@ -29,7 +29,10 @@ type Sources struct {
 }
 
 // listKeys are keys whose environment value is a comma-separated list.
-var listKeys = map[string]bool{"policy.allowed_host_patterns": true, "policy.allowed_path_prefixes": true, "net.allow_private": true}
+var listKeys = map[string]bool{
+	"policy.allowed_host_patterns": true, "policy.allowed_path_prefixes": true, "net.allow_private": true,
+	"http.allowed_origins": true, "http.allowed_hosts": true,
+}
 
 // Load builds the configuration: defaults < file < environment < flags, then
 // validates it. Unknown keys in the file or environment are errors.
@@ -92,8 +95,16 @@ func Load(src Sources) (Config, error) {
 	return cfg, nil
 }
 
-// envKey maps SKILLHOST_POLICY__MAX_TIMEOUT to policy.max_timeout.
+// ClientEnv are SKILLHOST_* variables read by the client commands (call,
+// …), never configuration keys of the server.
+var ClientEnv = map[string]bool{"SKILLHOST_URL": true, "SKILLHOST_API_KEY": true}
+
+// envKey maps SKILLHOST_POLICY__MAX_TIMEOUT to policy.max_timeout; client
+// variables map to "" (skipped).
 func envKey(k, v string) (string, any) {
+	if ClientEnv[k] {
+		return "", nil
+	}
 	key := strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(k, EnvPrefix)), "__", ".")
 	if listKeys[key] {
 		var items []string
@@ -167,6 +178,8 @@ func (c Config) Validate() error {
 		"plans.max_deliver": int64(c.Plans.MaxDeliver), "plans.ack_wait": int64(c.Plans.AckWait),
 		"plans.retention": int64(c.Plans.Retention), "plans.max_bucket": int64(c.Plans.MaxBucket),
 		"plans.max_timeout": int64(c.Plans.MaxTimeout),
+		"a2a.max_metadata":  int64(c.A2A.MaxMetadata), "a2a.max_history": int64(c.A2A.MaxHistory),
+		"a2a.max_list_bytes": int64(c.A2A.MaxListBytes),
 	}
 	keys := make([]string, 0, len(positive))
 	for key := range positive {
@@ -197,5 +210,6 @@ func (c Config) Validate() error {
 			}
 		}
 	}
+	errs = append(errs, c.validateSecurity()...)
 	return errors.Join(errs...)
 }
