@@ -30,6 +30,13 @@ type Session struct {
 	Status    string          `json:"status"`
 	CreatedAt time.Time       `json:"created_at"`
 	ClosedAt  *time.Time      `json:"closed_at,omitempty"`
+	// Owner is the principal that created the session (auth.Principal's
+	// Owner); "" for sessions created before owners existed.
+	Owner string `json:"owner,omitempty"`
+	// TokenSHA256 is the hex SHA-256 of the session token issued at
+	// creation ("" when none was); kept after close, so the token of a
+	// closed session is recognised as revoked.
+	TokenSHA256 string `json:"token_sha256,omitempty"`
 }
 
 // closeRetries bounds the read-modify-write loop of CloseSession.
@@ -68,7 +75,7 @@ func (s *Store) CreateSession(ctx context.Context, in Session) (Session, error) 
 		in.Context = c
 	}
 	sess := Session{
-		ID: in.ID, AgentID: in.AgentID, Context: in.Context,
+		ID: in.ID, AgentID: in.AgentID, Context: in.Context, Owner: in.Owner, TokenSHA256: in.TokenSHA256,
 		Status: StatusActive, CreatedAt: time.Now().UTC(),
 	}
 	rec, err := marshal(sess)
@@ -150,6 +157,9 @@ func (s *Store) CloseSession(ctx context.Context, id string) (Session, error) {
 			// The session is closed, so its values are unreachable; they
 			// are only left on disk. Report it, do not undo the close.
 			s.log.Warn("store: closed session's context not purged", "session_id", id, "err", err)
+		}
+		if sess.Owner != "" {
+			s.releaseOpen(ctx, sess.Owner, id)
 		}
 		return sess, nil
 	}
