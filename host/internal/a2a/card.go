@@ -207,11 +207,11 @@ func addSecurity(cfg CardConfig, card *a2av1.AgentCard) {
 	card.SecuritySchemes = a2av1.NamedSecuritySchemes{}
 	if cfg.APIKeyAuth {
 		card.SecuritySchemes["apiKey"] = a2av1.APIKeySecurityScheme{Location: a2av1.APIKeySecuritySchemeLocationHeader, Name: "X-API-Key",
-			Description: "an API key configured under auth.keys"}
+			Description: "an API key of the host (auth.keys), or a session token from _cleveragents/session/create"}
 		card.SecurityRequirements = append(card.SecurityRequirements, a2av1.SecurityRequirements{"apiKey": {}})
 	}
 	if cfg.BearerAuth {
-		card.SecuritySchemes["bearer"] = a2av1.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "Authorization: Bearer <API key>"}
+		card.SecuritySchemes["bearer"] = a2av1.HTTPAuthSecurityScheme{Scheme: "Bearer", Description: "Authorization: Bearer <API key or session token>"}
 		card.SecurityRequirements = append(card.SecurityRequirements, a2av1.SecurityRequirements{"bearer": {}})
 	}
 }
@@ -266,10 +266,9 @@ func mergeSchemes(union []byte, card *a2av1.AgentCard) ([]byte, error) {
 		return nil, fmt.Errorf("encode union schemes: %w", err)
 	}
 	top["securitySchemes"] = merged
-	// a2a-go v2.3.1 encodes requirement scopes as an array where the v1.0
-	// proto JSON has {"list": […]}, and either form breaks one side's parser;
-	// the v0.3 "security" member keeps the requirements.
-	delete(top, "securityRequirements")
+	if top["securityRequirements"], err = requirementsJSON(card.SecurityRequirements); err != nil {
+		return nil, err
+	}
 	out, err := json.MarshalIndent(top, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode union card: %w", err)
@@ -282,6 +281,47 @@ func MarshalV1(card *a2av1.AgentCard) ([]byte, error) {
 	b, err := json.Marshal(card)
 	if err != nil {
 		return nil, fmt.Errorf("encode card: %w", err)
+	}
+	if len(card.SecurityRequirements) == 0 {
+		return b, nil
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		return nil, fmt.Errorf("decode card: %w", err)
+	}
+	if top["securityRequirements"], err = requirementsJSON(card.SecurityRequirements); err != nil {
+		return nil, err
+	}
+	if b, err = json.Marshal(top); err != nil {
+		return nil, fmt.Errorf("encode card: %w", err)
+	}
+	return b, nil
+}
+
+// requirementsJSON encodes security requirements as the v1.0 schema (the
+// proto JSON) has them: [{"schemes": {"<name>": {"list": [scopes…]}}}],
+// with an empty scope list as {} (proto JSON omits empty repeated fields).
+// a2a-go v2.3.1 writes (and parses) the scopes as a bare array instead; a
+// client built on it reads the card once the member is dropped, falling
+// back to the v0.3 "security" member (README "A2A").
+func requirementsJSON(reqs a2av1.SecurityRequirementsOptions) (json.RawMessage, error) {
+	type stringList struct {
+		List []string `json:"list,omitempty"`
+	}
+	type requirement struct {
+		Schemes map[a2av1.SecuritySchemeName]stringList `json:"schemes"`
+	}
+	out := make([]requirement, 0, len(reqs))
+	for _, r := range reqs {
+		req := requirement{Schemes: map[a2av1.SecuritySchemeName]stringList{}}
+		for name, scopes := range r {
+			req.Schemes[name] = stringList{List: scopes}
+		}
+		out = append(out, req)
+	}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("encode security requirements: %w", err)
 	}
 	return b, nil
 }

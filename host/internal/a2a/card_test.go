@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,7 +141,7 @@ func TestCardIsValidAndTruthful(t *testing.T) {
 				t.Error("no ETag")
 			}
 			m := mustValidCard(t, sch, body)
-			card, err := a2av0.NewAgentCardParser()(body)
+			card, err := parseWithA2AGo(body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,6 +190,19 @@ func TestCardIsValidAndTruthful(t *testing.T) {
 			}
 			if tt.wantAuth != nil && m["security"] == nil {
 				t.Error("v0.3 security requirements missing")
+			}
+			if tt.wantAuth != nil {
+				// The v1.0 schema's form: scopes as a StringList, {} when empty.
+				want := []any{map[string]any{"schemes": map[string]any{"apiKey": map[string]any{}}},
+					map[string]any{"schemes": map[string]any{"bearer": map[string]any{}}}}
+				got, _ := m["securityRequirements"].([]any)
+				slices.SortFunc(got, func(a, b any) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("securityRequirements (-want +got):\n%s", diff)
+				}
+				if len(card.SecurityRequirements) != 2 {
+					t.Errorf("a2a-go reads %d requirements from the v0.3 member, want 2", len(card.SecurityRequirements))
+				}
 			}
 		})
 	}
@@ -251,4 +266,21 @@ func TestExtendedCard(t *testing.T) {
 	if err != nil || !card.Capabilities.ExtendedAgentCard {
 		t.Errorf("extended card = %+v, %v", card, err)
 	}
+}
+
+// parseWithA2AGo parses a served card as an a2a-go v2.3.1 client configured
+// as the README says: a2a-go reads requirement scopes as a bare array where
+// the v1.0 schema has {"list": […]}, so the client drops
+// securityRequirements and a2a-go falls back to the v0.3 "security" member.
+func parseWithA2AGo(body []byte) (*a2av1.AgentCard, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, err
+	}
+	delete(m, "securityRequirements")
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return a2av0.NewAgentCardParser()(b)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/assemble"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
@@ -105,6 +106,7 @@ func newTestMux(eng *jsonrpc.Engine, cards *a2a.CardService) http.Handler {
 			return
 		}
 		ctx := jsonrpc.WithTransport(r.Context(), jsonrpc.TransportInfo{Name: "http", Header: r.Header.Get, RemoteAddr: r.RemoteAddr})
+		ctx = auth.With(ctx, auth.Local("test")) // as the product's loopback-only mode does
 		reply := eng.Handle(ctx, body)
 		if !reply.Streaming() {
 			w.Header().Set("Content-Type", "application/json")

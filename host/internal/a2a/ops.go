@@ -7,6 +7,7 @@ import (
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 )
 
@@ -51,14 +52,24 @@ func (s *Service) SendStreamingMessage(ctx context.Context, req *a2av1.SendMessa
 
 // GetTask returns a task; TaskNotFound (-32001) when unknown.
 func (s *Service) GetTask(ctx context.Context, req *a2av1.GetTaskRequest) (*a2av1.Task, error) {
-	rec, err := s.cfg.Tasks.Get(ctx, req.ID)
+	rec, err := s.owned(ctx, req.ID, req.Tenant)
 	if err != nil {
 		return nil, err
 	}
-	if req.Tenant != "" && rec.Tenant != req.Tenant {
-		return nil, notFound(req.ID)
-	}
 	return trimTask(rec.Task, true, req.HistoryLength), nil
+}
+
+// owned returns the task if it is the caller's (and of tenant, when set):
+// another principal's task is TaskNotFound, exactly like a missing one.
+func (s *Service) owned(ctx context.Context, id a2av1.TaskID, tenant string) (*Record, error) {
+	rec, err := s.cfg.Tasks.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !auth.From(ctx).Owns(rec.Owner) || (tenant != "" && rec.Tenant != tenant) {
+		return nil, notFound(id)
+	}
+	return rec, nil
 }
 
 // ListTasks lists tasks, newest update first.
@@ -69,7 +80,7 @@ func (s *Service) ListTasks(ctx context.Context, req *a2av1.ListTasksRequest) (*
 			return nil, fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "unknown status %q", truncate(string(req.Status), 64))
 		}
 	}
-	return s.cfg.Tasks.List(ctx, ListQuery{ContextID: req.ContextID, Status: st, Tenant: req.Tenant,
+	return s.cfg.Tasks.List(ctx, ListQuery{Owner: auth.From(ctx).Owner(), ContextID: req.ContextID, Status: st, Tenant: req.Tenant,
 		After: req.StatusTimestampAfter, PageSize: req.PageSize, PageToken: req.PageToken,
 		IncludeArtifacts: req.IncludeArtifacts, HistoryLength: req.HistoryLength})
 }
@@ -77,12 +88,8 @@ func (s *Service) ListTasks(ctx context.Context, req *a2av1.ListTasksRequest) (*
 // CancelTask moves a task to canceled and stops its running sandbox call.
 // A terminal task answers TaskNotCancelable (-32002).
 func (s *Service) CancelTask(ctx context.Context, req *a2av1.CancelTaskRequest) (*a2av1.Task, error) {
-	rec, err := s.cfg.Tasks.Get(ctx, req.ID)
-	if err != nil {
+	if _, err := s.owned(ctx, req.ID, req.Tenant); err != nil {
 		return nil, err
-	}
-	if req.Tenant != "" && rec.Tenant != req.Tenant {
-		return nil, notFound(req.ID)
 	}
 	cause := fault.New(fault.Canceled, fault.ReasonCanceled, "canceled by the client")
 	ok := s.transition(ctx, req.ID, StateCanceled, func(r *Record) { r.Task.Status.Message = errorMessage(r.Task, cause) }, nil)
@@ -115,17 +122,14 @@ func (s *Service) CancelTask(ctx context.Context, req *a2av1.CancelTaskRequest) 
 // events stream (an event the snapshot already reflects may repeat). A
 // terminal task answers UnsupportedOperation (-32004).
 func (s *Service) SubscribeToTask(ctx context.Context, req *a2av1.SubscribeToTaskRequest) (*TaskStream, error) {
-	if _, err := s.cfg.Tasks.Get(ctx, req.ID); err != nil {
+	if _, err := s.owned(ctx, req.ID, req.Tenant); err != nil {
 		return nil, err
 	}
 	after, err := s.events.lastSeq(ctx, req.ID)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := s.cfg.Tasks.Get(ctx, req.ID) // after the sequence: no later event is missed
-	if err == nil && req.Tenant != "" && rec.Tenant != req.Tenant {
-		err = notFound(req.ID)
-	}
+	rec, err := s.owned(ctx, req.ID, req.Tenant) // after the sequence: no later event is missed
 	if err == nil && rec.State().IsTerminal() {
 		err = fault.Newf(fault.UnsupportedOperation, fault.ReasonTaskTerminal, "task is already %s: nothing to subscribe to", rec.State().V03())
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
@@ -23,8 +24,12 @@ type Executor interface {
 	Execute(ctx context.Context, call plugin.Call) (*plugin.Outcome, error)
 }
 
-// DefaultMaxRunning caps the tasks executing at once on one host.
-const DefaultMaxRunning = 256
+// Defaults of ServiceConfig.
+const (
+	DefaultMaxRunning  = 256      // tasks executing at once on one host
+	DefaultMaxMetadata = 64 << 10 // metadata of a message and of its request
+	DefaultMaxHistory  = 1 << 20  // a task's stored message history
+)
 
 // ServiceConfig wires a Service.
 type ServiceConfig struct {
@@ -34,6 +39,15 @@ type ServiceConfig struct {
 	Cards      *CardService
 	Logger     *slog.Logger
 	MaxRunning int // tasks executing at once; default DefaultMaxRunning
+	// MaxMetadataBytes caps the JSON size of message.metadata and of the
+	// request's metadata, each (stored with the task); default 64 KiB.
+	MaxMetadataBytes int
+	// MaxHistoryBytes caps the JSON size of the message stored as the
+	// task's history; default 1 MiB.
+	MaxHistoryBytes int
+	// Guard caps the tasks of one API key running at once. Optional.
+	// Default: an in-memory one.
+	Guard *auth.Guard
 }
 
 // Service implements the A2A task methods over the plugin registry.
@@ -51,8 +65,9 @@ type Service struct {
 
 // run is one task executing on this host.
 type run struct {
-	cancel context.CancelCauseFunc
-	done   chan struct{}
+	cancel  context.CancelCauseFunc
+	done    chan struct{}
+	release func() // frees the owner's running-task slot
 }
 
 // NewService returns a Service; Executor, Snapshot, Tasks and Cards are required.
@@ -62,6 +77,15 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	}
 	if cfg.MaxRunning <= 0 {
 		cfg.MaxRunning = DefaultMaxRunning
+	}
+	if cfg.MaxMetadataBytes <= 0 {
+		cfg.MaxMetadataBytes = DefaultMaxMetadata
+	}
+	if cfg.MaxHistoryBytes <= 0 {
+		cfg.MaxHistoryBytes = DefaultMaxHistory
+	}
+	if cfg.Guard == nil {
+		cfg.Guard = auth.NewGuard(nil)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -130,6 +154,13 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub 
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	who := auth.From(ctx)
+	if err := who.AllowSkill(p.Manifest.Name, skill.ID); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := s.checkSizes(req); err != nil {
+		return nil, nil, nil, err
+	}
 	input, err := inputOf(req.Message)
 	if err != nil {
 		return nil, nil, nil, err
@@ -146,15 +177,20 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub 
 	task := &a2av1.Task{ID: msg.TaskID, ContextID: ctxID, History: []*a2av1.Message{&msg},
 		Status:   a2av1.TaskStatus{State: a2av1.TaskStateSubmitted, Timestamp: &now},
 		Metadata: map[string]any{MetaSkillID: skill.ID, "plugin": p.Manifest.Name}}
-	rec := &Record{Task: task, SkillID: skill.ID, Plugin: p.Manifest.Name, Tenant: req.Tenant}
+	rec := &Record{Task: task, SkillID: skill.ID, Plugin: p.Manifest.Name, Tenant: req.Tenant, Owner: who.Owner()}
 
+	release, err := s.cfg.Guard.Occupy(who)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	s.mu.Lock()
 	if s.closed || len(s.running) >= s.cfg.MaxRunning {
 		s.mu.Unlock()
+		release()
 		return nil, nil, nil, fault.Newf(fault.ResourceExhausted, fault.ReasonPoolSaturated, "%d tasks are already running on this host", s.cfg.MaxRunning)
 	}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	r := &run{cancel: cancel, done: make(chan struct{})}
+	r := &run{cancel: cancel, done: make(chan struct{}), release: release}
 	s.running[task.ID] = r
 	s.wg.Add(1)
 	s.mu.Unlock()
@@ -183,6 +219,7 @@ func (s *Service) finish(id a2av1.TaskID, r *run) {
 	delete(s.running, id)
 	s.mu.Unlock()
 	s.events.done(id)
+	r.release()
 	r.cancel(nil)
 	close(r.done)
 	s.wg.Done()
@@ -264,4 +301,31 @@ func (s *Service) publish(ctx context.Context, id a2av1.TaskID, e event) {
 
 func requestID(ctx context.Context) string {
 	return truncate(jsonrpcRequestID(ctx), 128)
+}
+
+// checkSizes refuses metadata and history over their caps before anything
+// is stored (-32602 value_too_large, naming the field).
+func (s *Service) checkSizes(req *a2av1.SendMessageRequest) error {
+	check := func(field string, v any, limit int) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err, field+" is not JSON")
+		}
+		if len(b) > limit {
+			return fault.Newf(fault.InvalidParams, fault.ReasonValueTooLarge, "%s is %d bytes, over the %d-byte limit", field, len(b), limit).
+				With("field", field).With("limit_bytes", limit)
+		}
+		return nil
+	}
+	if len(req.Message.Metadata) > 0 {
+		if err := check("params.message.metadata", req.Message.Metadata, s.cfg.MaxMetadataBytes); err != nil {
+			return err
+		}
+	}
+	if len(req.Metadata) > 0 {
+		if err := check("params.metadata", req.Metadata, s.cfg.MaxMetadataBytes); err != nil {
+			return err
+		}
+	}
+	return check("params.message", req.Message, s.cfg.MaxHistoryBytes)
 }

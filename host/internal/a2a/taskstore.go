@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
@@ -35,13 +36,17 @@ const (
 
 var validTaskID = regexp.MustCompile(`^[A-Za-z0-9_=-]+$`)
 
+// DefaultMaxListBytes caps the task bytes one ListTasks call decodes.
+const DefaultMaxListBytes = 4 << 20
+
 // TaskStoreConfig configures OpenTaskStore; zero fields take the defaults.
 type TaskStoreConfig struct {
-	Bucket      string        // default TasksBucket
-	Retention   time.Duration // tasks expire this long after their last update; default 7 days
-	MaxTaskSize int32         // bytes of one stored task; default 4 MiB, capped at the store's MaxRecordBytes
-	MaxBytes    int64         // whole bucket; default 1 GiB
-	Logger      *slog.Logger  // task event problems; default slog.Default()
+	Bucket       string        // default TasksBucket
+	Retention    time.Duration // tasks expire this long after their last update; default 7 days
+	MaxTaskSize  int32         // bytes of one stored task; default 4 MiB, capped at the store's MaxRecordBytes
+	MaxBytes     int64         // whole bucket; default 1 GiB
+	MaxListBytes int64         // task bytes one List decodes; default 4 MiB (at least one task is returned)
+	Logger       *slog.Logger  // task event and index problems; default slog.Default()
 }
 
 // Record is what the store keeps per task: the A2A task plus bookkeeping.
@@ -50,7 +55,10 @@ type Record struct {
 	SkillID string      `json:"skillId,omitempty"`
 	Plugin  string      `json:"plugin,omitempty"`
 	Tenant  string      `json:"tenant,omitempty"`
-	Updated time.Time   `json:"updated"`
+	// Owner is the principal that created the task (auth.Principal.Owner):
+	// only it gets, lists, cancels or subscribes to the task.
+	Owner   string    `json:"owner,omitempty"`
+	Updated time.Time `json:"updated"`
 }
 
 // State is the record's task state.
@@ -61,9 +69,15 @@ func (r *Record) State() TaskState { return StateOf(r.Task.Status.State) }
 // CancelTask, possibly on another host) never lose a transition and a
 // terminal task never changes.
 type TaskStore struct {
-	kv     jetstream.KeyValue
-	max    int32
-	events *events // task events and cancels across hosts
+	kv        jetstream.KeyValue
+	idx       jetstream.KeyValue // the task index (taskindex.go)
+	max       int32
+	listBytes int64
+	log       *slog.Logger
+	events    *events // task events and cancels across hosts
+
+	decodedRecords atomic.Int64 // records decoded by List, for tests and metrics
+	decodedBytes   atomic.Int64
 }
 
 // OpenTaskStore creates or binds the tasks bucket and the task events stream
@@ -95,9 +109,22 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if err != nil {
 		return nil, err
 	}
+	idx, err := openIndex(ctx, st.KeyValue, cfg.Retention, cfg.MaxBytes/4)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: open task index: %w", err)
+	}
+	if cfg.MaxListBytes <= 0 {
+		cfg.MaxListBytes = DefaultMaxListBytes
+	}
 	// A record must also fit the NATS server's max_payload: beyond it the
 	// write would fail with a NATS error instead of output_limit.
-	return &TaskStore{kv: kv, max: int32(min(int64(cfg.MaxTaskSize), st.MaxRecordBytes())), events: ev}, nil
+	return &TaskStore{kv: kv, idx: idx, max: int32(min(int64(cfg.MaxTaskSize), st.MaxRecordBytes())), listBytes: cfg.MaxListBytes,
+		log: cfg.Logger, events: ev}, nil
+}
+
+// Decoded reports how many records List has decoded and their bytes.
+func (s *TaskStore) Decoded() (records, bytes int64) {
+	return s.decodedRecords.Load(), s.decodedBytes.Load()
 }
 
 func checkTaskID(id a2av1.TaskID) error {
@@ -133,7 +160,11 @@ func (s *TaskStore) Create(ctx context.Context, rec *Record) error {
 	if err != nil {
 		return err
 	}
+	if err := s.putIndex(ctx, rec); err != nil {
+		return err
+	}
 	if _, err := s.kv.Create(ctx, string(rec.Task.ID), b); err != nil {
+		s.dropIndex(ctx, indexKey(rec))
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return fault.Newf(fault.InvalidState, fault.ReasonTaskExists, "task %q already exists", rec.Task.ID)
 		}
@@ -182,6 +213,7 @@ func (s *TaskStore) Update(ctx context.Context, id a2av1.TaskID, next TaskState,
 		if err := fn(rec); err != nil {
 			return rec, err
 		}
+		oldKey := indexKey(rec)
 		now := time.Now().UTC()
 		rec.Updated = now
 		rec.Task.Status.State = next.Wire()
@@ -190,13 +222,20 @@ func (s *TaskStore) Update(ctx context.Context, id a2av1.TaskID, next TaskState,
 		if err != nil {
 			return rec, err
 		}
+		if err := s.putIndex(ctx, rec); err != nil {
+			return nil, err
+		}
 		_, err = s.kv.Update(ctx, string(id), b, rev)
+		if err != nil {
+			s.dropIndex(ctx, indexKey(rec))
+		}
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("a2a: update task: %w", err)
 		}
+		s.dropIndex(ctx, oldKey)
 		return rec, nil
 	}
 	return nil, fault.Newf(fault.InvalidState, fault.ReasonTaskContended, "task %s changed %d times during one update", id, maxUpdateRetries)
@@ -204,7 +243,8 @@ func (s *TaskStore) Update(ctx context.Context, id a2av1.TaskID, next TaskState,
 
 // ListQuery filters and pages ListTasks.
 type ListQuery struct {
-	ContextID        string
+	Owner            string    // only this owner's tasks (auth.Principal.Owner)
+	ContextID        string    // "" = any
 	Status           TaskState // "" or StateUnspecified: any
 	Tenant           string    // "" = any
 	After            *time.Time
@@ -214,8 +254,11 @@ type ListQuery struct {
 	HistoryLength    *int
 }
 
-// List returns the matching tasks, newest update first, a page at a time.
-// NextPageToken is "" on the last page; TotalSize counts every match.
+// List returns the owner's matching tasks, newest update first, a page at a
+// time. It reads the index keys of the owner's matching tasks (no values)
+// and decodes only the records of the page, stopping early (with a
+// NextPageToken) once MaxListBytes of records are decoded. NextPageToken is
+// "" on the last page; TotalSize counts every match.
 func (s *TaskStore) List(ctx context.Context, q ListQuery) (*a2av1.ListTasksResponse, error) {
 	if q.PageSize < 0 || q.PageSize > MaxPageSize {
 		return nil, fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "pageSize must be between 1 and %d", MaxPageSize)
@@ -231,64 +274,50 @@ func (s *TaskStore) List(ctx context.Context, q ListQuery) (*a2av1.ListTasksResp
 		}
 		cur = &c
 	}
-	all, err := s.scan(ctx)
+	entries, err := s.indexed(ctx, q)
 	if err != nil {
 		return nil, err
 	}
-	var match []*Record
-	for _, r := range all {
-		if (q.ContextID == "" || r.Task.ContextID == q.ContextID) &&
-			(q.Status == "" || q.Status == StateUnspecified || r.State() == q.Status) &&
-			(q.Tenant == "" || r.Tenant == q.Tenant) &&
-			(q.After == nil || r.Updated.After(*q.After)) {
-			match = append(match, r)
-		}
-	}
-	sort.Slice(match, func(i, j int) bool { return newer(match[i], match[j]) })
 	start := 0
 	if cur != nil {
-		start = sort.Search(len(match), func(i int) bool { return !newerThanCursor(match[i], *cur) })
+		start = sort.Search(len(entries), func(i int) bool { return !entries[i].newerThan(*cur) })
 	}
-	end := min(start+q.PageSize, len(match))
-	resp := &a2av1.ListTasksResponse{Tasks: []*a2av1.Task{}, TotalSize: len(match), PageSize: q.PageSize}
-	for _, r := range match[start:end] {
-		resp.Tasks = append(resp.Tasks, trimTask(r.Task, q.IncludeArtifacts, q.HistoryLength))
+	resp := &a2av1.ListTasksResponse{Tasks: []*a2av1.Task{}, TotalSize: len(entries), PageSize: q.PageSize}
+	var used int64
+	i := start
+	for ; i < len(entries) && len(resp.Tasks) < q.PageSize; i++ {
+		e := entries[i]
+		raw, err := s.kv.Get(ctx, string(e.id))
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			s.dropIndex(ctx, e.key) // the task expired or was never stored
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("a2a: list tasks: %w", err)
+		}
+		if n := int64(len(raw.Value())); used+n > s.listBytes && len(resp.Tasks) > 0 {
+			break
+		}
+		used += int64(len(raw.Value()))
+		s.decodedRecords.Add(1)
+		s.decodedBytes.Add(int64(len(raw.Value())))
+		var rec Record
+		if err := json.Unmarshal(raw.Value(), &rec); err != nil || rec.Task == nil || rec.Owner != q.Owner {
+			continue
+		}
+		if at := rec.Updated.UnixNano(); at != e.updated {
+			if at > e.updated {
+				s.dropIndex(ctx, e.key) // a later key describes the task
+			}
+			continue
+		}
+		resp.Tasks = append(resp.Tasks, trimTask(rec.Task, q.IncludeArtifacts, q.HistoryLength))
 	}
-	if end < len(match) {
-		last := match[end-1]
-		resp.NextPageToken = cursor{at: last.Updated.UnixNano(), id: string(last.Task.ID)}.String()
+	if i < len(entries) && i > start {
+		last := entries[i-1]
+		resp.NextPageToken = cursor{at: last.updated, id: string(last.id)}.String()
 	}
 	return resp, nil
-}
-
-func (s *TaskStore) scan(ctx context.Context) ([]*Record, error) {
-	w, err := s.kv.WatchAll(ctx, jetstream.IgnoreDeletes())
-	if err != nil {
-		return nil, fmt.Errorf("a2a: list tasks: %w", err)
-	}
-	defer func() { _ = w.Stop() }()
-	var out []*Record
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, fault.From(ctx.Err())
-		case e, ok := <-w.Updates():
-			if !ok || e == nil {
-				return out, nil
-			}
-			var rec Record
-			if json.Unmarshal(e.Value(), &rec) == nil && rec.Task != nil && len(out) < maxListScan {
-				out = append(out, &rec)
-			}
-		}
-	}
-}
-
-func newer(a, b *Record) bool {
-	if !a.Updated.Equal(b.Updated) {
-		return a.Updated.After(b.Updated)
-	}
-	return a.Task.ID > b.Task.ID
 }
 
 type cursor struct {
@@ -317,14 +346,13 @@ func parseCursor(tok string) (cursor, error) {
 	return cursor{at: n, id: id}, nil
 }
 
-// newerThanCursor reports whether r sorts before (is newer than) the cursor's
+// newerThan reports whether e sorts before (is newer than) the cursor's
 // task, i.e. it was on an earlier page.
-func newerThanCursor(r *Record, c cursor) bool {
-	at := r.Updated.UnixNano()
-	if at != c.at {
-		return at > c.at
+func (e indexEntry) newerThan(c cursor) bool {
+	if e.updated != c.at {
+		return e.updated > c.at
 	}
-	return string(r.Task.ID) >= c.id
+	return string(e.id) >= c.id
 }
 
 // trimTask returns a copy of t without artifacts (unless asked) and with at
