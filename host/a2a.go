@@ -13,31 +13,41 @@ func (h *Host) publicURL() string {
 	if h.cfg.PublicURL != "" {
 		return strings.TrimRight(h.cfg.PublicURL, "/")
 	}
-	if h.ln != nil {
-		return "http://" + h.ln.Addr().String()
+	scheme := "http://"
+	if h.cfg.HTTP.TLSEnabled() {
+		scheme = "https://"
 	}
-	return "http://" + h.cfg.Listen
+	if h.ln != nil {
+		return scheme + h.ln.Addr().String()
+	}
+	return scheme + h.cfg.Listen
 }
 
 // setupA2A builds the Agent Cards and registers the A2A methods. Cards are
 // regenerated whenever the plugin set changes (hot reload).
 func (h *Host) setupA2A(ctx context.Context) error {
+	keys := h.authn.Enabled() // the card describes what HTTP enforces
 	h.cards = a2a.NewCardService(a2a.CardConfig{
-		BaseURL: h.publicURL(),
-		Version: h.opts.Version,
-		Stdio:   h.cfg.Stdio,
+		BaseURL:    h.publicURL(),
+		Version:    h.opts.Version,
+		Stdio:      h.cfg.Stdio,
+		APIKeyAuth: keys,
+		BearerAuth: keys,
 	}, h.registry.Snapshot, a2a.CardServiceOptions{Logger: h.log})
 	h.registry.OnChange(h.cards.Update)
-	tasks, err := a2a.OpenTaskStore(ctx, h.store, a2a.TaskStoreConfig{})
+	tasks, err := a2a.OpenTaskStore(ctx, h.store, a2a.TaskStoreConfig{MaxListBytes: int64(h.cfg.A2A.MaxListBytes), Logger: h.log})
 	if err != nil {
 		return fmt.Errorf("a2a task store: %w", err)
 	}
 	h.tasks, err = a2a.NewService(a2a.ServiceConfig{
-		Executor: h.registry,
-		Snapshot: h.registry.Snapshot,
-		Tasks:    tasks,
-		Cards:    h.cards,
-		Logger:   h.log,
+		Executor:         h.registry,
+		Snapshot:         h.registry.Snapshot,
+		Tasks:            tasks,
+		Cards:            h.cards,
+		Logger:           h.log,
+		MaxMetadataBytes: int(h.cfg.A2A.MaxMetadata),
+		MaxHistoryBytes:  int(h.cfg.A2A.MaxHistory),
+		Guard:            h.guard,
 	})
 	if err != nil {
 		return fmt.Errorf("a2a service: %w", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/assemble"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/metrics"
 	"github.com/skillhost/skillhost/host/internal/plugin"
@@ -45,6 +46,8 @@ type Host struct {
 	metrics  *metrics.Metrics
 	cards    *a2a.CardService
 	tasks    *a2a.Service
+	authn    *auth.Authenticator
+	guard    *auth.Guard
 	http     *httpx.Server
 	ln       net.Listener
 
@@ -83,6 +86,14 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 			_ = h.Close(ctx)
 		}
 	}()
+	keys, err := cfg.Auth.KeySet()
+	if err != nil {
+		return nil, err
+	}
+	tlsCfg, err := loadTLS(cfg.HTTP)
+	if err != nil {
+		return nil, err
+	}
 	if h.parts, err = assemble.New(ctx, assemble.Spec{
 		Config: cfg, Store: assemble.DataStore, CacheDir: filepath.Join(cfg.Data, "wazero-cache"), Logger: h.log,
 	}); err != nil {
@@ -96,14 +107,21 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	if err := h.setupPublished(ctx); err != nil { // after the local folder: a local plugin wins a name
 		return nil, err
 	}
+	h.guard = auth.NewGuard(nil)
+	h.authn = auth.NewAuthenticator(keys, tokenStore{h.store})
+	authz := authorize(h.log, h.guard)
 	h.engine = jsonrpc.NewEngine(
 		jsonrpc.WithMaxBodyBytes(int(cfg.RPC.MaxBody)),
 		jsonrpc.WithMaxBatch(cfg.RPC.MaxBatch),
 		jsonrpc.WithBatchConcurrency(cfg.RPC.BatchConcurrency),
 		jsonrpc.WithLogger(h.log),
-		jsonrpc.WithMiddleware(h.metrics.Middleware), // every method, whoever registers it
+		// every method, whoever registers it: metrics count what authorization refuses
+		jsonrpc.WithMiddleware(func(method string, next jsonrpc.Handler) jsonrpc.Handler {
+			return h.metrics.Middleware(method, authz(method, next))
+		}),
 	)
-	rpc.New(rpc.Deps{Sessions: h.store, Skills: h.registry, Logger: h.log}).Register(h.engine, nil)
+	rpc.New(rpc.Deps{Sessions: h.store, Skills: h.registry, Guard: h.guard,
+		MaxSessionBytes: int64(cfg.Store.MaxSessionBytes), Logger: h.log}).Register(h.engine, nil)
 	if cfg.Listen != "" {
 		if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 			return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
@@ -117,9 +135,15 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	}
 	h.registerGauges()
 	if h.ln != nil {
+		origins := make([]string, 0, len(cfg.HTTP.AllowedOrigins))
+		for _, o := range cfg.HTTP.AllowedOrigins {
+			n, _ := config.NormalizeOrigin(o) // validated with the config
+			origins = append(origins, n)
+		}
 		h.http = httpx.New(httpx.Config{
 			Version: opts.Version, BodyLimit: int(cfg.HTTP.BodyLimit), ReadTimeout: cfg.HTTP.ReadTimeout,
 			WriteTimeout: cfg.HTTP.WriteTimeout, IdleTimeout: cfg.HTTP.IdleTimeout, MaxConns: cfg.HTTP.MaxConns,
+			Auth: h.authn, TLS: tlsCfg, PublicURL: h.publicURL(), AllowedOrigins: origins, AllowedHosts: cfg.HTTP.AllowedHosts,
 			Logger: h.log,
 		}, h.engine, h.cards, h.metrics.Handler())
 	}

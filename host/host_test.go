@@ -18,7 +18,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host"
-	"github.com/skillhost/skillhost/host/config"
 )
 
 // fixtures holds the hand-written test modules (see the .wat beside each);
@@ -107,34 +106,11 @@ func mustPluginWasm(t *testing.T, dir, name, file, manifest string) {
 }
 
 // mustHost starts a host on 127.0.0.1:0 serving pluginDir with a fresh data
-// directory; Serve runs in a goroutine that the cleanup cancels and awaits.
+// directory (defaults otherwise: no keys, loopback clients only).
 func mustHost(t *testing.T, pluginDir string) *testHost {
 	t.Helper()
-	cfg := config.Defaults()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Data = t.TempDir()
-	cfg.Plugins = pluginDir
-	cfg.HTTP.ShutdownTimeout = 10 * time.Second
-	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(ctx, cfg, host.Options{Version: "9.9.9-test", Logger: quietLogger()})
-	if err != nil {
-		cancel()
-		t.Fatalf("host.New: %v", err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- h.Serve(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Serve: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("Serve did not return 30 s after its context ended")
-		}
-	})
-	return &testHost{URL: "http://" + h.Addr().String(), Plugins: pluginDir, h: h}
+	th, _ := mustHostWith(t, pluginDir, nil)
+	return th
 }
 
 // post sends body to path and returns the status and response bytes.

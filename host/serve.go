@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/transport/stdio"
 )
 
@@ -16,14 +17,20 @@ func (h *Host) Serve(ctx context.Context) error {
 	if h.http != nil {
 		h.served.Store(true)
 		go func() { httpErr <- h.http.Serve(h.ln) }()
-		mode := "only loopback clients are accepted (no API keys configured)"
-		h.log.Info("serving HTTP", "url", fmt.Sprintf("http://%s", h.ln.Addr()), "access", mode)
+		scheme := "http"
+		if h.cfg.HTTP.TLSEnabled() {
+			scheme = "https"
+		}
+		h.log.Info("serving HTTP", "url", fmt.Sprintf("%s://%s", scheme, h.ln.Addr()), "access", h.accessMode())
 	}
 	stdioErr := make(chan error, 1)
 	if h.cfg.Stdio {
 		h.log.Info("serving stdio", "framing", "<byte-length>\\n<json>")
 		go func() {
-			stdioErr <- stdio.Serve(ctx, h.opts.Stdin, h.opts.Stdout, h.engine,
+			// stdio (local mode) is trusted: whoever can write to the
+			// host's stdin started it. One local principal.
+			sctx := auth.With(ctx, auth.Local(StdioPrincipal))
+			stdioErr <- stdio.Serve(sctx, h.opts.Stdin, h.opts.Stdout, h.engine,
 				stdio.WithConcurrency(h.cfg.RPC.StdioConcurrency),
 				stdio.WithMaxFrameBytes(int(h.cfg.RPC.MaxBody)),
 				stdio.WithDrainTimeout(h.cfg.HTTP.ShutdownTimeout),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,7 +16,7 @@ import (
 )
 
 func newCallCmd() *cobra.Command {
-	var target string
+	var target, apiKey string
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "call --url URL METHOD [PARAMS-JSON]",
@@ -46,7 +47,10 @@ func newCallCmd() *cobra.Command {
 			defer cancel()
 			var result json.RawMessage
 			var raw []byte // the response as received, to print an error unchanged
-			doer := client.HTTP(endpoint, nil)
+			if apiKey == "" {
+				apiKey = os.Getenv("SKILLHOST_API_KEY") // not a flag default: --help would print it
+			}
+			doer := client.HTTP(endpoint, nil, client.WithAPIKey(apiKey))
 			err = client.Call(ctx, func(ctx context.Context, body []byte) ([]byte, error) {
 				out, err := doer(ctx, body)
 				raw = out
@@ -69,6 +73,7 @@ func newCallCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&target, "url", "", "host base URL (http://127.0.0.1:8080) or its /rpc endpoint")
+	cmd.Flags().StringVar(&apiKey, "api-key", "", "API key or session token (default: $SKILLHOST_API_KEY)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "give up after this long")
 	return cmd
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -355,5 +357,36 @@ func TestStdioPipelinedRequestsRunInOrder(t *testing.T) {
 		if err := json.Unmarshal(body, &resp); err != nil || resp.ID != want || resp.Error != nil {
 			t.Errorf("frame %d: %s", want, body)
 		}
+	}
+}
+
+// With auth.keys in the config file, `call` without a key is refused (401,
+// exit 1) and `--api-key` / SKILLHOST_API_KEY authenticate; the serve
+// command ignores SKILLHOST_API_KEY as a config key.
+func TestCLIWithAPIKey(t *testing.T) {
+	t.Parallel()
+	const key = "cli-test-key-0123456789"
+	sum := sha256.Sum256([]byte(key))
+	cfg := filepath.Join(t.TempDir(), "skillhost.yaml")
+	yaml := "auth:\n  keys:\n    - {id: cli, sha256: " + hex.EncodeToString(sum[:]) + ", scopes: [\"*\"]}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := startHost(t, t.TempDir(), t.TempDir(), "--config", cfg)
+	out, errOut, code := runCLI(t, "call", "--url", h.url, "_cleveragents/session/create", `{}`)
+	if code != 1 || !strings.Contains(out, "-32105") || !strings.Contains(errOut, "unauthenticated") {
+		t.Fatalf("no key: want exit 1 with -32105 unauthenticated; got %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code = runCLI(t, "call", "--url", h.url, "--api-key", key, "_cleveragents/session/create", `{}`)
+	if code != 0 || !strings.Contains(out, `"session_token": "skt_`) {
+		t.Fatalf("--api-key: code %d\n%s\n%s", code, out, errOut)
+	}
+	cmd := exec.Command(binPath, "call", "--url", h.url, "ListTasks", `{}`)
+	cmd.Env = append(os.Environ(), "SKILLHOST_API_KEY="+key)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("SKILLHOST_API_KEY: %v\n%s", err, b)
+	}
+	if strings.Contains(h.stderr.String(), key) {
+		t.Error("the host logged the key")
 	}
 }

@@ -26,10 +26,24 @@ func Endpoint(s string) (string, error) {
 	return u.String(), nil
 }
 
+// HTTPOption adjusts the requests of an HTTP Doer.
+type HTTPOption func(*http.Request)
+
+// WithAPIKey sends key (an API key or a session token) as
+// "Authorization: Bearer <key>"; "" sends none.
+func WithAPIKey(key string) HTTPOption {
+	return func(r *http.Request) {
+		if key != "" {
+			r.Header.Set("Authorization", "Bearer "+key)
+		}
+	}
+}
+
 // HTTP returns a Doer that POSTs each body to endpoint with hc (nil:
 // http.DefaultClient) and returns the JSON response body. A reply that is
-// empty or not JSON is an error naming the HTTP status.
-func HTTP(endpoint string, hc *http.Client) Doer {
+// empty or not JSON is an error naming the HTTP status. JSON-RPC errors
+// sent with HTTP 401, 403 or 429 are returned as bodies like any other.
+func HTTP(endpoint string, hc *http.Client, opts ...HTTPOption) Doer {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
@@ -39,6 +53,9 @@ func HTTP(endpoint string, hc *http.Client) Doer {
 			return nil, err
 		}
 		req.Header.Set("Content-Type", "application/json")
+		for _, o := range opts {
+			o(req)
+		}
 		resp, err := hc.Do(req)
 		if err != nil {
 			return nil, err // *url.Error already names the method and URL

@@ -327,5 +327,5 @@ func (e *Engine) encodeError(ctx context.Context, id json.RawMessage, env Envelo
 	if hidden {
 		e.log.ErrorContext(ctx, "jsonrpc: internal error", "err", err)
 	}
-	return Reply{Body: encodeFault(id, env, TransportFrom(ctx).RequestID, fe, info)}
+	return Reply{Body: encodeFault(id, env, TransportFrom(ctx).RequestID, fe, info), Err: fe}
 }

@@ -3,6 +3,8 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/skillhost/skillhost/host/fault"
 )
 
 // Request is one decoded JSON-RPC 2.0 request object.
@@ -43,6 +45,11 @@ type Reply struct {
 	// Body is the encoded response (an object, or an array for a batch); nil
 	// when there is nothing to send or the reply is a stream.
 	Body []byte
+	// Err is the error Body carries when the body was a single request (or
+	// could not be decoded) and it failed; nil for results and batches.
+	// Transports that express some errors as statuses read it (HTTP 401,
+	// 403, 429).
+	Err *fault.Error
 
 	stream *streamReply
 }

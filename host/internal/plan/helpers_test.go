@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 	"github.com/skillhost/skillhost/host/internal/store"
@@ -76,10 +77,14 @@ type env struct {
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
+// localCtx carries the trusted local principal, as the stdio transport
+// attaches it: sessions without an owner are its own.
+func localCtx() context.Context { return auth.With(context.Background(), auth.Local("test")) }
+
 // mustEnv starts everything on data (a fresh folder when "").
 func mustEnv(t *testing.T, data string, cfg Config) *env {
 	t.Helper()
-	ctx := context.Background()
+	ctx := localCtx()
 	e := &env{data: data, plugins: mustPluginDir(t)}
 	if e.data == "" {
 		e.data = t.TempDir()
@@ -121,7 +126,7 @@ func mustEnv(t *testing.T, data string, cfg Config) *env {
 
 func mustSession(t *testing.T, e *env) string {
 	t.Helper()
-	s, err := e.st.CreateSession(context.Background(), store.Session{})
+	s, err := e.st.CreateSession(localCtx(), store.Session{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,14 +152,14 @@ func definition(steps ...map[string]any) json.RawMessage {
 
 func mustCreate(t *testing.T, e *env, session, planID string, def json.RawMessage) {
 	t.Helper()
-	if _, err := e.m.Create(context.Background(), CreateRequest{SessionID: session, PlanID: planID, Definition: def}); err != nil {
+	if _, err := e.m.Create(localCtx(), CreateRequest{SessionID: session, PlanID: planID, Definition: def}); err != nil {
 		t.Fatalf("create %s: %v", planID, err)
 	}
 }
 
 func mustExecute(t *testing.T, e *env, session, planID string, opts ExecuteOptions) *Record {
 	t.Helper()
-	rec, err := e.m.Execute(context.Background(), session, planID, opts)
+	rec, err := e.m.Execute(localCtx(), session, planID, opts)
 	if err != nil {
 		t.Fatalf("execute %s: %v", planID, err)
 	}
@@ -166,7 +171,7 @@ func waitFor(t *testing.T, e *env, session, planID string, what string, cond fun
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		rec, err := e.m.Status(context.Background(), session, planID)
+		rec, err := e.m.Status(localCtx(), session, planID)
 		if err != nil {
 			t.Fatalf("status %s: %v", planID, err)
 		}
@@ -199,7 +204,7 @@ func burnIterations(t *testing.T, e *env, d time.Duration) int64 {
 	t.Helper()
 	const probe = 5_000_000
 	start := time.Now()
-	if _, err := e.reg.Execute(context.Background(), plugin.Call{SkillID: "burn", Input: json.RawMessage(fmt.Sprintf(`{"n":%d}`, probe))}); err != nil {
+	if _, err := e.reg.Execute(localCtx(), plugin.Call{SkillID: "burn", Input: json.RawMessage(fmt.Sprintf(`{"n":%d}`, probe))}); err != nil {
 		t.Fatal(err)
 	}
 	per := float64(time.Since(start)) / probe

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
@@ -30,7 +31,7 @@ type Skills interface {
 
 // Sessions checks sessions (*store.Store).
 type Sessions interface {
-	ActiveSession(ctx context.Context, id string) (store.Session, error)
+	OwnedSession(ctx context.Context, id string, owns func(owner string) bool) (store.Session, error)
 }
 
 // Deps are the collaborators of a Manager.
@@ -38,20 +39,29 @@ type Deps struct {
 	Store    *store.Store // required: the plans bucket and the step stream live here
 	Skills   Skills       // required
 	Sessions Sessions     // required
-	Logger   *slog.Logger // Optional. Default: slog.Default().
+	// Snapshot finds the plugin of a step's skill, so an agent: scope
+	// covers skill steps too. Optional. Default: only skill: scopes do.
+	Snapshot func() *plugin.Snapshot
+	// Principals returns the principal of a plan's owner; steps run as it
+	// (its scopes checked again at every step). Optional. Default: steps
+	// run with no principal attached (embedding without authorization).
+	Principals func(owner string) (auth.Principal, bool)
+	Logger     *slog.Logger // Optional. Default: slog.Default().
 }
 
 // Manager creates, executes and reports plans. Its methods are safe for
 // concurrent use; Run executes the steps. Every host of a cluster runs one
 // Manager on the same bucket and stream: any of them may run any step.
 type Manager struct {
-	cfg      Config
-	log      *slog.Logger
-	recs     *records
-	js       jetstream.JetStream
-	cons     jetstream.Consumer
-	skills   Skills
-	sessions Sessions
+	cfg        Config
+	log        *slog.Logger
+	recs       *records
+	js         jetstream.JetStream
+	cons       jetstream.Consumer
+	skills     Skills
+	sessions   Sessions
+	snapshot   func() *plugin.Snapshot
+	principals func(owner string) (auth.Principal, bool)
 
 	running atomic.Bool
 	mu      sync.Mutex
@@ -114,7 +124,7 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 	}
 	return &Manager{
 		cfg: cfg, log: d.Logger, recs: &records{kv: kv, max: cfg.MaxRecordBytes}, js: js, cons: cons,
-		skills: d.Skills, sessions: d.Sessions, steps: map[string]context.CancelFunc{},
+		skills: d.Skills, sessions: d.Sessions, snapshot: d.Snapshot, principals: d.Principals, steps: map[string]context.CancelFunc{},
 	}, nil
 }
 
@@ -128,7 +138,8 @@ type CreateRequest struct {
 
 // Create validates and stores a new plan in status created.
 func (m *Manager) Create(ctx context.Context, in CreateRequest) (*Record, error) {
-	if err := m.requireSession(ctx, in.SessionID); err != nil {
+	sess, err := m.requireSession(ctx, in.SessionID)
+	if err != nil {
 		return nil, err
 	}
 	if in.PlanID == "" {
@@ -139,6 +150,9 @@ func (m *Manager) Create(ctx context.Context, in CreateRequest) (*Record, error)
 	}
 	def, err := parseDefinition(in.Definition, m.cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := m.authorize(ctx, def); err != nil {
 		return nil, err
 	}
 	meta := bytes.TrimSpace(in.Metadata)
@@ -153,7 +167,7 @@ func (m *Manager) Create(ctx context.Context, in CreateRequest) (*Record, error)
 	}
 	now := time.Now().UTC()
 	rec := &Record{
-		PlanID: in.PlanID, SessionID: in.SessionID, Definition: *def, Metadata: meta,
+		PlanID: in.PlanID, SessionID: in.SessionID, Owner: sess.Owner, Definition: *def, Metadata: meta,
 		Status: StatusCreated, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := m.recs.create(ctx, rec); err != nil {
@@ -175,7 +189,7 @@ type ExecuteOptions struct {
 // from its first step and returns at once; Run executes the steps. A plan
 // that is executing or completed is InvalidState.
 func (m *Manager) Execute(ctx context.Context, sessionID, planID string, opts ExecuteOptions) (*Record, error) {
-	if err := m.requireSession(ctx, sessionID); err != nil {
+	if _, err := m.requireSession(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	if opts.Parallel {
@@ -191,6 +205,9 @@ func (m *Manager) Execute(ctx context.Context, sessionID, planID string, opts Ex
 		return nil, err
 	}
 	if err := executable(rec); err != nil {
+		return nil, err
+	}
+	if err := m.authorize(ctx, &rec.Definition); err != nil {
 		return nil, err
 	}
 	// The first job is published before the record names the execution, so
@@ -230,7 +247,7 @@ func executable(r *Record) error {
 
 // Status returns the plan of the session.
 func (m *Manager) Status(ctx context.Context, sessionID, planID string) (*Record, error) {
-	if err := m.requireSession(ctx, sessionID); err != nil {
+	if _, err := m.requireSession(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	rec, _, err := m.recs.get(ctx, sessionID, planID)
@@ -241,7 +258,7 @@ func (m *Manager) Status(ctx context.Context, sessionID, planID string) (*Record
 // the running step's sandbox call is interrupted (on another host within
 // AckWait/3).
 func (m *Manager) Cancel(ctx context.Context, sessionID, planID string) (*Record, error) {
-	if err := m.requireSession(ctx, sessionID); err != nil {
+	if _, err := m.requireSession(ctx, sessionID); err != nil {
 		return nil, err
 	}
 	rec, err := m.recs.update(ctx, sessionID, planID, func(r *Record) error {
@@ -260,12 +277,32 @@ func (m *Manager) Cancel(ctx context.Context, sessionID, planID string) (*Record
 	return rec, nil
 }
 
-func (m *Manager) requireSession(ctx context.Context, id string) error {
+// requireSession returns the active session id of the caller's principal
+// (another principal's session, and so its plans, is not found).
+func (m *Manager) requireSession(ctx context.Context, id string) (store.Session, error) {
 	if id == "" {
-		return fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "session_id is required; create one with _cleveragents/session/create")
+		return store.Session{}, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "session_id is required; create one with _cleveragents/session/create")
 	}
-	_, err := m.sessions.ActiveSession(ctx, id)
-	return err
+	return m.sessions.OwnedSession(ctx, id, auth.From(ctx).Owns)
+}
+
+// authorize checks that the caller's scopes grant every step's skill (a
+// skill: scope, or an agent: scope on its plugin) before the plan is
+// stored or started; each step is checked again when it runs.
+func (m *Manager) authorize(ctx context.Context, def *Definition) error {
+	who := auth.From(ctx)
+	for i, st := range def.Steps {
+		agent := st.Agent
+		if agent == "" && m.snapshot != nil {
+			if p, _, ok := m.snapshot().Skill(st.Action); ok {
+				agent = p.Manifest.Name
+			}
+		}
+		if err := who.AllowSkill(agent, st.Action); err != nil {
+			return fault.From(err).With("field", fmt.Sprintf("plan_definition.steps[%d]", i))
+		}
+	}
+	return nil
 }
 
 // interrupt cancels the execution's step if it runs on this host.

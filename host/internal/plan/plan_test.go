@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -99,7 +98,7 @@ func TestFailedStepFailsThePlan(t *testing.T) {
 func TestPlanMethodErrors(t *testing.T) {
 	t.Parallel()
 	e := mustEnv(t, "", Config{})
-	ctx := context.Background()
+	ctx := localCtx()
 	owner, other := mustSession(t, e), mustSession(t, e)
 	mustCreate(t, e, owner, "mine", definition(step("s", "echo", `{}`)))
 	mustCreate(t, e, owner, "slow", definition(step("s", "loop", "")))
@@ -150,7 +149,7 @@ func TestPlanMethodErrors(t *testing.T) {
 func TestCancelStopsTheRunningStep(t *testing.T) {
 	t.Parallel()
 	e := mustEnv(t, "", Config{Workers: 1})
-	ctx := context.Background()
+	ctx := localCtx()
 	sess := mustSession(t, e)
 	mustCreate(t, e, sess, "forever", definition(step("spin", "loop", ""), step("after", "echo", "")))
 	mustExecute(t, e, sess, "forever", ExecuteOptions{})
@@ -186,7 +185,7 @@ func TestCancelStopsTheRunningStep(t *testing.T) {
 
 func mustRecord(t *testing.T, e *env, sess, planID string) *Record {
 	t.Helper()
-	rec, err := e.m.Status(context.Background(), sess, planID)
+	rec, err := e.m.Status(localCtx(), sess, planID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,8 +30,11 @@ const (
 
 // Record is what the plans bucket keeps per plan.
 type Record struct {
-	PlanID      string          `json:"plan_id"`
-	SessionID   string          `json:"session_id"`
+	PlanID    string `json:"plan_id"`
+	SessionID string `json:"session_id"`
+	// Owner is the owner of the plan's session (auth.Principal.Owner); its
+	// steps run as that principal.
+	Owner       string          `json:"owner,omitempty"`
 	Definition  Definition      `json:"definition"`
 	Metadata    json.RawMessage `json:"metadata,omitempty"`
 	Status      string          `json:"status"`

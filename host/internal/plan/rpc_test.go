@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -23,7 +22,7 @@ func wire(t *testing.T, e *env) func(body string) map[string]any {
 	e.m.Register(eng, nil)
 	return func(body string) map[string]any {
 		t.Helper()
-		reply := eng.Handle(context.Background(), []byte(body))
+		reply := eng.Handle(localCtx(), []byte(body))
 		var out map[string]any
 		if err := json.Unmarshal(reply.Body, &out); err != nil {
 			t.Fatalf("reply %q: %v", reply.Body, err)
@@ -38,7 +37,7 @@ func wire(t *testing.T, e *env) func(body string) map[string]any {
 func TestSpecExample(t *testing.T) {
 	t.Parallel()
 	e := mustEnv(t, "", Config{})
-	if _, err := e.st.CreateSession(context.Background(), store.Session{ID: "sess_abc123", AgentID: "agent_main"}); err != nil {
+	if _, err := e.st.CreateSession(localCtx(), store.Session{ID: "sess_abc123", AgentID: "agent_main"}); err != nil {
 		t.Fatal(err)
 	}
 	call := wire(t, e)

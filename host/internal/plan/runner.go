@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
@@ -201,6 +202,16 @@ func (m *Manager) runStep(ctx context.Context, msg jetstream.Msg, j job, log *sl
 		}
 	}
 	sctx, cancel := context.WithCancel(ctx)
+	if m.principals != nil {
+		who, ok := m.principals(rec.Owner)
+		if !ok {
+			cancel()
+			m.fail(ctx, msg, j, fault.New(fault.Unauthorized, fault.ReasonInvalidCredentials,
+				"the API key that owns this plan is no longer configured"), log)
+			return
+		}
+		sctx = auth.With(sctx, who)
+	}
 	m.mu.Lock()
 	m.steps[j.ExecutionID] = cancel
 	m.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
@@ -55,6 +56,15 @@ func (r *Registry) Execute(ctx context.Context, call Call) (*Outcome, error) {
 	}
 	defer e.release(ctx)
 	p := e.plugin
+	// The principal a transport attached must be granted the skill (a
+	// skill: scope, or an agent: scope on the plugin). Calls without one
+	// (the devkit, embedding without authorization) are not checked: the
+	// host's transports always attach one.
+	if auth.Attached(ctx) {
+		if err := auth.From(ctx).AllowSkill(p.Manifest.Name, sk.ID); err != nil {
+			return nil, annotate(fault.From(err), call, p)
+		}
+	}
 	input, ferr := checkInput(sk, call.Input)
 	if ferr != nil {
 		return nil, annotate(ferr, call, p)

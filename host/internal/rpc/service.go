@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/store"
@@ -25,11 +27,13 @@ const (
 
 // Sessions is the part of the state store the methods use (*store.Store).
 type Sessions interface {
-	CreateSession(ctx context.Context, in store.Session) (store.Session, error)
-	ActiveSession(ctx context.Context, id string) (store.Session, error)
-	CloseSession(ctx context.Context, id string) (store.Session, error)
+	CreateOwnedSession(ctx context.Context, in store.Session, maxOpen int) (store.Session, error)
+	OwnedSession(ctx context.Context, id string, owns func(owner string) bool) (store.Session, error)
+	CloseOwnedSession(ctx context.Context, id string, owns func(owner string) bool) (store.Session, error)
 	SetContext(ctx context.Context, sessionID, key string, value json.RawMessage, ttl time.Duration) (store.ContextEntry, error)
 	GetContext(ctx context.Context, sessionID, key string) (store.ContextEntry, error)
+	OwnerSessions(ctx context.Context, owner string) ([]string, error)
+	ContextUsage(ctx context.Context, sessionID string) (keys int, bytes int64, err error)
 }
 
 // Skills runs skills (*plugin.Registry).
@@ -41,14 +45,25 @@ type Skills interface {
 type Deps struct {
 	Sessions Sessions
 	Skills   Skills
-	Logger   *slog.Logger // Optional. Default: slog.Default().
+	// Guard applies the per-key session-creation rate. Optional. Default:
+	// an in-memory one.
+	Guard *auth.Guard
+	// MaxSessionBytes is the store's per-session context cap; with it the
+	// per-key context cap is only summed up when open sessions could
+	// exceed it. Optional. Default: 0 (always summed).
+	MaxSessionBytes int64
+	Logger          *slog.Logger // Optional. Default: slog.Default().
 }
 
-// Service serves the `_cleveragents/*` methods.
+// Service serves the `_cleveragents/*` methods. Every method acts for the
+// principal of its context (auth.From): sessions are the principal's own.
 type Service struct {
-	sessions Sessions
-	skills   Skills
-	log      *slog.Logger
+	sessions        Sessions
+	skills          Skills
+	guard           *auth.Guard
+	maxSessionBytes int64
+	log             *slog.Logger
+	keyLocks        keyLocks
 }
 
 // New returns a Service.
@@ -56,7 +71,11 @@ func New(d Deps) *Service {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	return &Service{sessions: d.Sessions, skills: d.Skills, log: d.Logger}
+	if d.Guard == nil {
+		d.Guard = auth.NewGuard(nil)
+	}
+	return &Service{sessions: d.Sessions, skills: d.Skills, guard: d.Guard, maxSessionBytes: d.MaxSessionBytes,
+		log: d.Logger, keyLocks: keyLocks{m: map[string]*sync.Mutex{}}}
 }
 
 // Middleware wraps a handler, e.g. to record metrics.
@@ -80,11 +99,31 @@ func (s *Service) Register(eng *jsonrpc.Engine, mw Middleware) {
 	}
 }
 
-// requireSession checks that id names an active session.
+// requireSession checks that id names an active session of the caller's
+// principal (another principal's session is not found).
 func (s *Service) requireSession(ctx context.Context, id string) error {
 	if id == "" {
 		return fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "session_id is required; create one with "+MethodSessionCreate)
 	}
-	_, err := s.sessions.ActiveSession(ctx, id)
+	_, err := s.sessions.OwnedSession(ctx, id, auth.From(ctx).Owns)
 	return err
+}
+
+// keyLocks serializes the per-key context cap check of one key's sets on
+// this host. Its map is bounded by the configured keys.
+type keyLocks struct {
+	mu sync.Mutex
+	m  map[string]*sync.Mutex
+}
+
+func (k *keyLocks) lock(owner string) func() {
+	k.mu.Lock()
+	l := k.m[owner]
+	if l == nil {
+		l = &sync.Mutex{}
+		k.m[owner] = l
+	}
+	k.mu.Unlock()
+	l.Lock()
+	return l.Unlock
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/plugin"
@@ -142,6 +143,11 @@ func (s *Service) agentNotify(ctx context.Context, req *jsonrpc.Request) (any, e
 	}
 	if p.SessionID != "" {
 		if err := s.requireSession(ctx, p.SessionID); err != nil {
+			return nil, err
+		}
+	}
+	if p.TargetAgentID != "" {
+		if err := auth.From(ctx).AllowAgent(p.TargetAgentID); err != nil {
 			return nil, err
 		}
 	}

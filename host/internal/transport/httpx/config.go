@@ -1,8 +1,11 @@
 package httpx
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"time"
+
+	"github.com/skillhost/skillhost/host/internal/auth"
 )
 
 // Config configures the HTTP transport. Zero fields take the defaults.
@@ -23,6 +26,22 @@ type Config struct {
 	MaxConns int
 	// KeepAlive is the interval of SSE keep-alive comments. Optional. Default: 15s.
 	KeepAlive time.Duration
+	// Auth authenticates API keys and session tokens on the protected routes
+	// (/rpc, /events, /metrics). Optional. Default: nil, or one without
+	// keys: only loopback clients are served, as the local principal
+	// "loopback", and their Host header must name this host.
+	Auth *auth.Authenticator
+	// TLS, when set, serves HTTPS with it. Optional. Default: plain HTTP.
+	TLS *tls.Config
+	// PublicURL is the base URL clients use; its origin and host are
+	// accepted. Optional.
+	PublicURL string
+	// AllowedOrigins are extra browser origins accepted (normalized,
+	// lower-case "scheme://host[:port]"). Optional. Default: none.
+	AllowedOrigins []string
+	// AllowedHosts are extra Host header values accepted in loopback-only
+	// mode ("name" matches any port). Optional. Default: none.
+	AllowedHosts []string
 	// Logger receives request errors. Optional. Default: slog.Default().
 	Logger *slog.Logger
 }

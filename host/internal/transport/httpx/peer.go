@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 )
 
@@ -16,12 +17,13 @@ import (
 var errClientGone = errors.New("httpx: the client closed the connection")
 
 // requestContext is the context of one request: derived from the server's
-// lifetime context, carrying the transport info, and canceled when the
+// lifetime context, carrying the transport info and the principal guard
+// attached (auth.From), and canceled when the
 // client closes its connection (as net/http does), so the call it started —
 // down to its sandbox call — stops instead of running to its deadline for
 // nobody. done releases it; call it when the response is complete.
 func (s *Server) requestContext(c *fiber.Ctx) (ctx context.Context, done func()) {
-	ctx, cancel := context.WithCancelCause(jsonrpc.WithTransport(s.base, s.transportInfo(c)))
+	ctx, cancel := context.WithCancelCause(auth.With(jsonrpc.WithTransport(s.base, s.transportInfo(c)), principalOf(c)))
 	stop := watchPeer(c.Context().Conn(), func() { cancel(errClientGone) })
 	return ctx, func() {
 		stop()

@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 )
 
@@ -28,7 +30,28 @@ func (s *Server) rpc(c *fiber.Ctx) error {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Send(reply.Body)
+	return c.Status(s.replyStatus(c, reply.Err)).Send(reply.Body)
+}
+
+// replyStatus is the HTTP status of a JSON-RPC reply: 200, except that a
+// single request refused for its credentials, its scopes or a rate limit
+// gets 401, 403 or 429 (with WWW-Authenticate or Retry-After). Batches are
+// always 200: each element carries its own error.
+func (s *Server) replyStatus(c *fiber.Ctx, err *fault.Error) int {
+	if err == nil {
+		return fiber.StatusOK
+	}
+	switch {
+	case err.Kind == fault.Unauthorized:
+		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="skillhost", error="invalid_token"`)
+		return fiber.StatusUnauthorized
+	case err.Kind == fault.Forbidden:
+		return fiber.StatusForbidden
+	case err.Reason == fault.ReasonRateLimited:
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(auth.RetryAfterSeconds(auth.RetryAfter(err))))
+		return fiber.StatusTooManyRequests
+	}
+	return fiber.StatusOK
 }
 
 // events serves POST /events: notifications only (a request carrying an id

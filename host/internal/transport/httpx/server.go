@@ -3,6 +3,7 @@ package httpx
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 )
 
@@ -31,6 +33,8 @@ type CardSource interface {
 // Server is the Fiber app. Create it with New.
 type Server struct {
 	cfg     Config
+	hosts   []string // Host values accepted in loopback-only mode (set by Serve)
+	origins []string // browser origins accepted (set by Serve)
 	app     *fiber.App
 	engine  *jsonrpc.Engine
 	cards   CardSource
@@ -64,16 +68,21 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 	s.app.Get("/health", s.health)
 	s.app.Get("/.well-known/agent-card.json", s.card)
 	s.app.Get("/agents/:name/.well-known/agent-card.json", s.agentCard)
-	s.app.Post("/rpc", s.loopbackOnly, s.rpc)
-	s.app.Post("/events", s.loopbackOnly, s.events)
+	s.app.Post("/rpc", s.guard, s.rpc)
+	s.app.Post("/events", s.guard, s.events)
 	if metrics != nil {
-		s.app.Get("/metrics", s.loopbackOnly, adaptor.HTTPHandler(metrics))
+		s.app.Get("/metrics", s.guard, s.metricsScope, adaptor.HTTPHandler(metrics))
 	}
 	return s
 }
 
-// Serve accepts connections on ln until Shutdown.
+// Serve accepts connections on ln until Shutdown, over TLS when
+// Config.TLS is set.
 func (s *Server) Serve(ln net.Listener) error {
+	s.trust(ln.Addr())
+	if s.cfg.TLS != nil {
+		ln = tls.NewListener(ln, s.cfg.TLS)
+	}
 	err := s.app.Listener(ln)
 	if err != nil && !errors.Is(err, net.ErrClosed) {
 		return err
@@ -157,14 +166,20 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
-// loopbackOnly refuses non-loopback clients: with no API keys the host
-// serves only loopback clients.
-func (s *Server) loopbackOnly(c *fiber.Ctx) error {
-	if c.Context().RemoteIP().IsLoopback() {
-		return c.Next()
+// metricsScope lets principals whose scopes grant the pseudo-method
+// "metrics" read /metrics.
+func (s *Server) metricsScope(c *fiber.Ctx) error {
+	p := principalOf(c)
+	if err := p.AllowMethod(auth.MetricsPseudoMethod, ""); err != nil {
+		return s.refuse(c, fiber.StatusForbidden, err, p.KeyID())
 	}
-	err := fault.New(fault.Forbidden, fault.ReasonLoopbackOnly, "this host has no API keys configured and serves loopback clients only")
-	return s.sendError(c, fault.Forbidden.HTTPStatus(), err)
+	return c.Next()
+}
+
+// principalOf is the principal guard attached (the zero principal if none).
+func principalOf(c *fiber.Ctx) auth.Principal {
+	p, _ := c.Locals(principalLocal).(auth.Principal)
+	return p
 }
 
 // errorHandler turns every error Fiber or a handler returns into a response:
