@@ -114,6 +114,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 		jsonrpc.WithMaxBodyBytes(int(cfg.RPC.MaxBody)),
 		jsonrpc.WithMaxBatch(cfg.RPC.MaxBatch),
 		jsonrpc.WithBatchConcurrency(cfg.RPC.BatchConcurrency),
+		jsonrpc.WithMaxBatchResponseBytes(int(cfg.RPC.MaxBatchResponse)),
+		jsonrpc.WithResponseBudget(int64(cfg.RPC.ResponseBudget)),
 		jsonrpc.WithLogger(h.log),
 		// every method, whoever registers it: metrics count what authorization refuses
 		jsonrpc.WithMiddleware(func(method string, next jsonrpc.Handler) jsonrpc.Handler {

@@ -141,6 +141,13 @@ type RPC struct {
 	BatchConcurrency int             `koanf:"batch_concurrency"`
 	MaxBody          plugin.ByteSize `koanf:"max_body"`
 	StdioConcurrency int             `koanf:"stdio_concurrency"`
+	// MaxBatchResponse caps the total size of one batch's responses; the
+	// elements past it get -32106 output_limit.
+	MaxBatchResponse plugin.ByteSize `koanf:"max_batch_response"`
+	// ResponseBudget caps the response bytes the host holds for all clients
+	// together until they are written; a response past it gets -32106
+	// response_budget.
+	ResponseBudget plugin.ByteSize `koanf:"response_budget"`
 }
 
 // Store configures sessions and context values.
@@ -188,7 +195,8 @@ func Defaults() Config {
 			ShutdownTimeout: 30 * time.Second,
 			MaxConns:        1024,
 		},
-		RPC: RPC{MaxBatch: 64, BatchConcurrency: 8, MaxBody: plugin.MiB, StdioConcurrency: 1},
+		RPC: RPC{MaxBatch: 64, BatchConcurrency: 8, MaxBody: plugin.MiB, StdioConcurrency: 1,
+			MaxBatchResponse: 8 * plugin.MiB, ResponseBudget: 256 * plugin.MiB},
 		Store: Store{
 			MaxValue: plugin.MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 0, StartTimeout: time.Minute,
 			MaxKeysPerSession: 1000, MaxSessionBytes: 16 * plugin.MiB, ClosedSessionRetention: 30 * 24 * time.Hour,

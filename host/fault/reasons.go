@@ -25,7 +25,7 @@ const (
 	ReasonUnknownTenant = "unknown_tenant" // an A2A tenant names no loaded plugin
 	ReasonTimeout       = "timeout"        // deadline exceeded
 	ReasonMemoryLimit   = "memory_limit"   // linear memory cap hit
-	ReasonOutputLimit   = "output_limit"   // output larger than the cap
+	ReasonOutputLimit   = "output_limit"   // output (or a batch's responses) larger than the cap
 	ReasonPoolSaturated = "pool_saturated" // no instance (or task slot) free within the wait
 	ReasonRateLimited   = "rate_limited"   // a rate limit refused the call
 	ReasonCallDepth     = "call_depth"     // nested agent calls too deep
@@ -67,6 +67,9 @@ const (
 	ReasonPushNotSupported          = "push_not_supported"
 	ReasonContentType               = "content_type" // a part or output mode other than JSON or text
 	ReasonExtendedCardNotConfigured = "extended_card_not_configured"
+
+	// Responses.
+	ReasonResponseBudget = "response_budget" // the host-wide budget of response bytes in flight is used up
 
 	// Access.
 	ReasonLoopbackOnly       = "loopback_only"          // non-loopback client and no API keys (HTTP 403)
@@ -150,6 +153,8 @@ var reasonKinds = map[string][]Kind{
 	ReasonPushNotSupported:          {PushNotSupported},
 	ReasonContentType:               {ContentTypeNotSupported},
 	ReasonExtendedCardNotConfigured: {ExtendedCardNotConfigured},
+
+	ReasonResponseBudget: {ResourceExhausted},
 
 	ReasonLoopbackOnly:       {Forbidden},
 	ReasonUnauthenticated:    {Unauthorized},

@@ -34,7 +34,11 @@
 //   - Limits: WithMaxBodyBytes (default 1 MiB, reason body_too_large) and
 //     WithMaxBatch (default 64, reason batch_too_large), both -32600. Batch
 //     elements run concurrently, at most WithBatchConcurrency (default 8) at
-//     a time; responses keep request order.
+//     a time; responses keep request order. A batch's responses together
+//     stay under WithMaxBatchResponseBytes (default 8 MiB): past it elements
+//     get -32106 output_limit and are not run. WithResponseBudget caps the
+//     response bytes held for every client together until the transport
+//     calls Reply.Done (-32106 response_budget past it).
 //   - Unknown method: -32601, reason unknown_method, message naming it.
 //
 // # Envelope

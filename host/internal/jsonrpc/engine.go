@@ -1,7 +1,6 @@
 package jsonrpc
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -19,6 +18,7 @@ const (
 	DefaultMaxBodyBytes     = 1 << 20 // 1 MiB
 	DefaultMaxBatch         = 64
 	DefaultBatchConcurrency = 8
+	DefaultMaxBatchResponse = 8 << 20 // 8 MiB
 )
 
 // Engine decodes JSON-RPC 2.0 bodies, dispatches them to registered handlers
@@ -28,8 +28,12 @@ type Engine struct {
 	maxBody   int
 	maxBatch  int
 	batchConc int
-	log       *slog.Logger
-	accept    func(string) bool
+	// maxBatchResponse caps the response bytes of one batch.
+	maxBatchResponse int
+	// budget caps the response bytes held host-wide; nil: no cap.
+	budget *responseBudget
+	log    *slog.Logger
+	accept func(string) bool
 
 	mw func(method string, h Handler) Handler
 
@@ -84,6 +88,32 @@ func WithMaxBatch(n int) Option {
 	}
 }
 
+// WithMaxBatchResponseBytes caps the total size of one batch's responses:
+// once they reach n bytes, the element that does not fit and every later
+// one get -32106 output_limit (elements not started yet are not run), so a
+// small batch cannot make the host build a huge response. Optional. Default:
+// 8 MiB.
+func WithMaxBatchResponseBytes(n int) Option {
+	return func(e *Engine) {
+		if n > 0 {
+			e.maxBatchResponse = n
+		}
+	}
+}
+
+// WithResponseBudget caps the response bytes the engine holds for every
+// client together: from encoding until the transport calls Reply.Done. A
+// response that does not fit is replaced by -32106 response_budget (the
+// client may retry). Streamed events are not counted. Optional. Default: no
+// cap.
+func WithResponseBudget(n int64) Option {
+	return func(e *Engine) {
+		if n > 0 {
+			e.budget = &responseBudget{max: n}
+		}
+	}
+}
+
 // WithBatchConcurrency bounds how many requests of one batch run at once.
 // Optional. Default: 8.
 func WithBatchConcurrency(n int) Option {
@@ -117,11 +147,13 @@ func NewEngine(opts ...Option) *Engine {
 		maxBody:   DefaultMaxBodyBytes,
 		maxBatch:  DefaultMaxBatch,
 		batchConc: DefaultBatchConcurrency,
-		log:       slog.New(slog.DiscardHandler),
-		accept:    AcceptVersion1,
-		methods:   map[string]Handler{},
-		errorInfo: map[string]bool{},
-		streams:   map[string]bool{},
+
+		maxBatchResponse: DefaultMaxBatchResponse,
+		log:              slog.New(slog.DiscardHandler),
+		accept:           AcceptVersion1,
+		methods:          map[string]Handler{},
+		errorInfo:        map[string]bool{},
+		streams:          map[string]bool{},
 	}
 	for _, o := range opts {
 		o(e)
@@ -198,63 +230,8 @@ func (e *Engine) Handle(ctx context.Context, body []byte) Reply {
 	if s, ok := res.(Stream); ok {
 		return Reply{stream: &streamReply{eng: e, req: req, src: s}}
 	}
-	return Reply{Body: e.result(ctx, req, res)}
-}
-
-func (e *Engine) handleBatch(ctx context.Context, body []byte) Reply {
-	elems, ferr := splitBatch(body, e.maxBatch)
-	if ferr != nil {
-		return e.errorReply(ctx, nil, Envelope{}, ferr)
-	}
-	out := make([][]byte, len(elems))
-	sem := make(chan struct{}, e.batchConc)
-	var wg sync.WaitGroup
-	for i, raw := range elems {
-		req, echo, ferr := decodeRequest(raw)
-		if ferr != nil {
-			out[i] = e.errorReply(ctx, echo, Envelope{}, ferr).Body
-			continue
-		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			out[i] = e.batchElement(ctx, req)
-		})
-	}
-	wg.Wait()
-
-	var buf bytes.Buffer
-	for _, b := range out {
-		if b == nil {
-			continue
-		}
-		if buf.Len() == 0 {
-			buf.WriteByte('[')
-		} else {
-			buf.WriteByte(',')
-		}
-		buf.Write(b)
-	}
-	if buf.Len() == 0 {
-		return Reply{}
-	}
-	buf.WriteByte(']')
-	return Reply{Body: buf.Bytes()}
-}
-
-func (e *Engine) batchElement(ctx context.Context, req *Request) []byte {
-	res, err := e.call(ctx, req, false)
-	if e.refuseStream(ctx, req, res) && err == nil {
-		err = fault.Newf(fault.InvalidRequest, fault.ReasonStreamBatch,
-			"method %q streams its result; call it alone, not in a batch", req.Method)
-	}
-	if req.IsNotification() {
-		return nil
-	}
-	if err != nil {
-		return e.requestError(ctx, req, err).Body
-	}
-	return e.result(ctx, req, res)
+	body, release := e.hold(ctx, req, e.result(ctx, req, res))
+	return Reply{Body: body, release: release}
 }
 
 // refuseStream closes res if it is a Stream that cannot be delivered (in a

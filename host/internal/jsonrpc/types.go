@@ -51,7 +51,8 @@ type Reply struct {
 	// 403, 429).
 	Err *fault.Error
 
-	stream *streamReply
+	stream  *streamReply
+	release func() // gives Body's bytes back to the response budget
 }
 
 // TransportInfo describes the transport a request came through. Transports

@@ -29,8 +29,28 @@ func (s *Server) rpc(c *fiber.Ctx) error {
 	if reply.Body == nil {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
+	sendReply(c, s.replyStatus(c, reply.Err), reply)
+	return nil
+}
+
+// sendReply sends reply's Body as JSON with status. The engine's response budget holds
+// the bytes until Fiber has written them (or given up on the client): the
+// body goes out as a sized stream that tells the engine when it is closed.
+func sendReply(c *fiber.Ctx, status int, reply jsonrpc.Reply) {
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Status(s.replyStatus(c, reply.Err)).Send(reply.Body)
+	c.Status(status)
+	c.Context().SetBodyStream(&replyBody{Reader: bytes.NewReader(reply.Body), done: reply.Done}, len(reply.Body))
+}
+
+// replyBody is a reply's body; fasthttp closes it once it is written.
+type replyBody struct {
+	*bytes.Reader
+	done func()
+}
+
+func (r *replyBody) Close() error {
+	r.done()
+	return nil
 }
 
 // replyStatus is the HTTP status of a JSON-RPC reply: 200, except that a
@@ -66,8 +86,8 @@ func (s *Server) events(c *fiber.Ctx) error {
 	reply := s.engine.Handle(ctx, body)
 	done()
 	if reply.Body != nil { // malformed input: the engine answered with an error
-		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-		return c.Send(reply.Body)
+		sendReply(c, fiber.StatusOK, reply)
+		return nil
 	}
 	return c.SendStatus(fiber.StatusAccepted)
 }

@@ -252,7 +252,7 @@ func (s *session) handle(ctx context.Context, body []byte) {
 			return nil
 		})
 	case reply.Body != nil:
-		s.wr.send(reply.Body)
+		s.wr.sendThen(reply.Body, reply.Done) // its bytes stay held until written
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 // interleave. After a write error it keeps accepting (and dropping) frames
 // so senders never block, and closes failed.
 type writer struct {
-	out       chan []byte
+	out       chan frame
 	failed    chan struct{}
 	done      chan struct{}
 	abandoned chan struct{} // closed by abandon: senders stop waiting
@@ -23,7 +23,7 @@ type writer struct {
 }
 
 func newWriter(w io.Writer, log *slog.Logger) *writer {
-	wr := &writer{out: make(chan []byte, 16), failed: make(chan struct{}), done: make(chan struct{}),
+	wr := &writer{out: make(chan frame, 16), failed: make(chan struct{}), done: make(chan struct{}),
 		abandoned: make(chan struct{}), log: log}
 	go wr.loop(bufio.NewWriter(w))
 	return wr
@@ -31,14 +31,16 @@ func newWriter(w io.Writer, log *slog.Logger) *writer {
 
 func (wr *writer) loop(bw *bufio.Writer) {
 	defer close(wr.done)
-	for body := range wr.out {
+	for f := range wr.out {
 		if wr.error() != nil {
+			f.written()
 			continue
 		}
-		err := WriteFrame(bw, body)
+		err := WriteFrame(bw, f.body)
 		if err == nil && len(wr.out) == 0 {
 			err = bw.Flush()
 		}
+		f.written()
 		if err != nil {
 			wr.log.Error("stdio: write failed", "err", err)
 			wr.mu.Lock()
@@ -56,24 +58,44 @@ func (wr *writer) loop(bw *bufio.Writer) {
 	}
 }
 
+// frame is one queued frame; done (optional) runs once it is written or
+// dropped.
+type frame struct {
+	body []byte
+	done func()
+}
+
+func (f frame) written() {
+	if f.done != nil {
+		f.done()
+	}
+}
+
 // send queues one frame; false once writing has failed or the output was
 // abandoned.
-func (wr *writer) send(body []byte) bool {
+func (wr *writer) send(body []byte) bool { return wr.sendThen(body, nil) }
+
+// sendThen is send with done run once the frame is written or dropped (at
+// once when it is not queued).
+func (wr *writer) sendThen(body []byte, done func()) bool {
+	f := frame{body, done}
 	select {
 	case <-wr.failed:
+		f.written()
 		return false
 	case <-wr.abandoned:
+		f.written()
 		return false
 	default:
 	}
 	select {
-	case wr.out <- body:
+	case wr.out <- f:
 		return true
 	case <-wr.failed:
-		return false
 	case <-wr.abandoned:
-		return false
 	}
+	f.written()
+	return false
 }
 
 // abandon makes every pending and later send return false at once. The
