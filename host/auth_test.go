@@ -149,6 +149,14 @@ func TestAuthOverHTTP(t *testing.T) {
 
 		psid := th.mustAs(t, k.planner.Secret, "_cleveragents/session/create", map[string]any{})["session_id"]
 		th.mustAs(t, k.planner.Secret, "_cleveragents/plan/create", map[string]any{"session_id": psid, "plan_id": "p1", "plan_definition": planOf("echo")})
+		th.mustAs(t, k.planner.Secret, "_cleveragents/plan/execute", map[string]any{"session_id": psid, "plan_id": "p1"})
+		var status map[string]any
+		if !waitFor(30*time.Second, func() bool {
+			status = th.mustAs(t, k.planner.Secret, "_cleveragents/plan/status", map[string]any{"session_id": psid, "plan_id": "p1"})
+			return status["status"] != "executing"
+		}) || status["status"] != "completed" {
+			t.Errorf("the planner's plan, run as its key: %v", status)
+		}
 		r := th.as(t, k.planner.Secret, "_cleveragents/plan/create", map[string]any{"session_id": psid, "plan_id": "p2", "plan_definition": planOf("strict-echo")})
 		wantRefused(t, r, 403, -32105, "scope_denied")
 
