@@ -25,7 +25,7 @@ skills:
 
 // authKeys are the keys of the authenticated test host.
 type authKeys struct {
-	admin, other, echoer, planner, metrics, slow, quota, busy, bytes apiKey
+	admin, other, echoer, planner, metrics, slow, quota, busy, bytes, tasks apiKey
 }
 
 // mustAuthHost serves tools and busy with API keys configured.
@@ -44,10 +44,11 @@ func mustAuthHost(t *testing.T) (*testHost, *logBuffer, authKeys) {
 		quota:   newKey(t, "quota", "*"),
 		busy:    newKey(t, "busy", "agent:busy", "skill:echo"),
 		bytes:   newKey(t, "bytes", "*"),
+		tasks:   newKey(t, "tasks", "agent:busy"),
 	}
 	k.slow.Entry.Rate = "3/h"
 	th, logs := mustHostWith(t, dir, func(c *config.Config) {
-		for _, key := range []apiKey{k.admin, k.other, k.echoer, k.planner, k.metrics, k.slow, k.quota, k.busy, k.bytes} {
+		for _, key := range []apiKey{k.admin, k.other, k.echoer, k.planner, k.metrics, k.slow, k.quota, k.busy, k.bytes, k.tasks} {
 			c.Auth.Keys = append(c.Auth.Keys, key.Entry)
 		}
 		c.Auth.Limits.MaxOpenSessions = 3
@@ -330,6 +331,31 @@ func TestAuthOverHTTP(t *testing.T) {
 			t.Errorf("%d refused and %d ran, want 1 and 2:\n%s\n%s\n%s", refused, ran, loops[0].Body, loops[1].Body, loops[2].Body)
 		}
 		th.mustAs(t, k.busy.Secret, "_cleveragents/skill/execute", map[string]any{"session_id": sid, "skill_id": "echo", "skill_params": map[string]any{}})
+	})
+
+	t.Run("concurrent tasks cap", func(t *testing.T) {
+		t.Parallel()
+		// A blocking SendMessage holds one slot (its task's), so two run
+		// side by side under a cap of two and a third is refused.
+		var wg sync.WaitGroup
+		sends := make([]httpReply, 3)
+		for i := range sends {
+			wg.Go(func() { sends[i] = th.as(t, k.tasks.Secret, "SendMessage", sendMessage("busy-loop", map[string]any{})) })
+		}
+		wg.Wait()
+		var refused, ran int
+		for _, r := range sends {
+			switch {
+			case r.Status == 429:
+				refused++
+				wantRefused(t, r, 429, -32106, "RATE_LIMITED")
+			case r.RPC.Error == nil && strings.Contains(string(r.RPC.Result), "TASK_STATE_FAILED"):
+				ran++
+			}
+		}
+		if refused != 1 || ran != 2 {
+			t.Errorf("%d refused and %d ran, want 1 and 2:\n%s\n%s\n%s", refused, ran, sends[0].Body, sends[1].Body, sends[2].Body)
+		}
 	})
 
 	t.Run("audit never logs a key", func(t *testing.T) {

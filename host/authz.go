@@ -20,7 +20,7 @@ const StdioPrincipal = "stdio"
 
 // authorize is the engine middleware that applies the principal's method
 // scopes (every batch element on its own), its rate limit and its cap on
-// running calls, and writes the audit line of every refusal for
+// running calls (an A2A task holds its slot itself, while it runs), and writes the audit line of every refusal for
 // credentials or scopes, including those a handler returns (a skill out of
 // scope).
 func authorize(log *slog.Logger, guard *auth.Guard) func(method string, next jsonrpc.Handler) jsonrpc.Handler {
@@ -31,11 +31,17 @@ func authorize(log *slog.Logger, guard *auth.Guard) func(method string, next jso
 				audit(ctx, log, who, method, err)
 				return nil, err
 			}
-			release, err := guard.Admit(who)
-			if err != nil {
-				return nil, err
+			if auth.StartsTask(method) {
+				if err := guard.AdmitRate(who); err != nil { // the task takes the running slot
+					return nil, err
+				}
+			} else {
+				release, err := guard.Admit(who)
+				if err != nil {
+					return nil, err
+				}
+				defer release()
 			}
-			defer release()
 			res, err := next(ctx, req)
 			if errors.Is(err, fault.ErrForbidden) || errors.Is(err, fault.ErrUnauthorized) {
 				audit(ctx, log, who, method, err)

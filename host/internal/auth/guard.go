@@ -37,7 +37,7 @@ func (g *Guard) Admit(p Principal) (release func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := g.take("calls:"+p.name, p.Limits().Rate, "call", "auth.limits.rate"); err != nil {
+	if err := g.AdmitRate(p); err != nil {
 		release()
 		return nil, err
 	}
@@ -69,6 +69,15 @@ func (g *Guard) Occupy(p Principal) (release func(), err error) {
 			g.mu.Unlock()
 		})
 	}, nil
+}
+
+// AdmitRate takes a rate token for one call of p, without a running slot
+// (for calls whose work takes its own slot, see StartsTask).
+func (g *Guard) AdmitRate(p Principal) error {
+	if !p.Limited() {
+		return nil
+	}
+	return g.take("calls:"+p.name, p.Limits().Rate, "call", "auth.limits.rate")
 }
 
 // AdmitSession takes a session-creation token of p.

@@ -54,6 +54,14 @@ var methodClass = map[string]Class{
 // ClassOf returns the class of method.
 func ClassOf(method string) Class { return methodClass[method] }
 
+// startsTask lists the methods whose work runs as an A2A task: the task
+// holds its own running slot (Guard.Occupy) for as long as it runs, so the
+// call itself does not take a second one.
+var startsTask = map[string]bool{"SendMessage": true, "SendStreamingMessage": true, "message/send": true, "message/stream": true}
+
+// StartsTask reports whether method's work runs as an A2A task.
+func StartsTask(method string) bool { return startsTask[method] }
+
 // sessionCreate is the one method a session token may not call.
 const sessionCreate = "_cleveragents/session/create"
 
