@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
@@ -84,7 +85,7 @@ type PublishOptions struct {
 // every host of the cluster then loads it. It returns the plugin's name.
 func PublishPlugin(ctx context.Context, dir string, opts PublishOptions) (string, error) {
 	if opts.MaxModuleBytes <= 0 {
-		opts.MaxModuleBytes = int64(plugin.DefaultPolicy().MaxModuleBytes)
+		opts.MaxModuleBytes = int64(config.DefaultPolicy().MaxModuleBytes)
 	}
 	if _, _, err := plugin.Pack(dir, opts.MaxModuleBytes); err != nil { // before any connection
 		return "", err

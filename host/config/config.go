@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/internal/auth"
-	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
 // Config is the whole host configuration. Every field is documented in the
@@ -28,12 +27,12 @@ type Config struct {
 	// the cluster with `skillhost plugin publish`.
 	PublishedPlugins bool `koanf:"published_plugins"`
 
-	Log    Log           `koanf:"log"`
-	HTTP   HTTP          `koanf:"http"`
-	RPC    RPC           `koanf:"rpc"`
-	Store  Store         `koanf:"store"`
-	Policy plugin.Policy `koanf:"policy"`
-	Net    Net           `koanf:"net"`
+	Log    Log    `koanf:"log"`
+	HTTP   HTTP   `koanf:"http"`
+	RPC    RPC    `koanf:"rpc"`
+	Store  Store  `koanf:"store"`
+	Policy Policy `koanf:"policy"`
+	Net    Net    `koanf:"net"`
 	// Sandbox bounds the memory of all plugin instances together.
 	Sandbox Sandbox `koanf:"sandbox"`
 	Plans   Plans   `koanf:"plans"`
@@ -47,7 +46,7 @@ type Sandbox struct {
 	// running calls may hold, counted at their worst case (linear memories
 	// at their cap, tables, globals, wazero's call stack). 0: three quarters
 	// of the memory available (the cgroup limit or the machine's RAM).
-	MaxLiveBytes plugin.ByteSize `koanf:"max_live_bytes"`
+	MaxLiveBytes ByteSize `koanf:"max_live_bytes"`
 }
 
 // Auth configures API keys and the per-key limits (README "Security").
@@ -69,23 +68,23 @@ type AuthKey struct {
 // AuthLimits are the caps every API key gets (its session tokens share
 // them). Rates are "N/s", "N/m" or "N/h".
 type AuthLimits struct {
-	Rate               string          `koanf:"rate"`
-	SessionRate        string          `koanf:"session_rate"`
-	MaxOpenSessions    int             `koanf:"max_open_sessions"`
-	MaxConcurrentCalls int             `koanf:"max_concurrent_calls"`
-	MaxContextBytes    plugin.ByteSize `koanf:"max_context_bytes"`
+	Rate               string   `koanf:"rate"`
+	SessionRate        string   `koanf:"session_rate"`
+	MaxOpenSessions    int      `koanf:"max_open_sessions"`
+	MaxConcurrentCalls int      `koanf:"max_concurrent_calls"`
+	MaxContextBytes    ByteSize `koanf:"max_context_bytes"`
 }
 
 // A2A configures the A2A task store.
 type A2A struct {
 	// MaxMetadata caps the metadata of a message (and of the request
 	// around it), stored with the task.
-	MaxMetadata plugin.ByteSize `koanf:"max_metadata"`
+	MaxMetadata ByteSize `koanf:"max_metadata"`
 	// MaxHistory caps the bytes of a task's stored message history.
-	MaxHistory plugin.ByteSize `koanf:"max_history"`
+	MaxHistory ByteSize `koanf:"max_history"`
 	// MaxListBytes caps the task bytes one ListTasks call decodes and
 	// returns; a page ends early (with a nextPageToken) when it is reached.
-	MaxListBytes plugin.ByteSize `koanf:"max_list_bytes"`
+	MaxListBytes ByteSize `koanf:"max_list_bytes"`
 }
 
 // TLS is the certificate and key of the HTTPS listener (PEM files).
@@ -96,15 +95,15 @@ type TLS struct {
 
 // Plans configures plan execution (`_cleveragents/plan/*`).
 type Plans struct {
-	MaxSteps      int             `koanf:"max_steps"`
-	MaxDefinition plugin.ByteSize `koanf:"max_definition"`
-	MaxRecord     plugin.ByteSize `koanf:"max_record"`
-	Workers       int             `koanf:"workers"`
-	MaxDeliver    int             `koanf:"max_deliver"`
-	AckWait       time.Duration   `koanf:"ack_wait"`
-	Retention     time.Duration   `koanf:"retention"`
-	MaxBucket     plugin.ByteSize `koanf:"max_bucket"`
-	MaxTimeout    time.Duration   `koanf:"max_timeout"`
+	MaxSteps      int           `koanf:"max_steps"`
+	MaxDefinition ByteSize      `koanf:"max_definition"`
+	MaxRecord     ByteSize      `koanf:"max_record"`
+	Workers       int           `koanf:"workers"`
+	MaxDeliver    int           `koanf:"max_deliver"`
+	AckWait       time.Duration `koanf:"ack_wait"`
+	Retention     time.Duration `koanf:"retention"`
+	MaxBucket     ByteSize      `koanf:"max_bucket"`
+	MaxTimeout    time.Duration `koanf:"max_timeout"`
 }
 
 // Log configures logging (to stderr).
@@ -115,12 +114,12 @@ type Log struct {
 
 // HTTP configures the Fiber server.
 type HTTP struct {
-	BodyLimit       plugin.ByteSize `koanf:"body_limit"`
-	ReadTimeout     time.Duration   `koanf:"read_timeout"`
-	WriteTimeout    time.Duration   `koanf:"write_timeout"`
-	IdleTimeout     time.Duration   `koanf:"idle_timeout"`
-	ShutdownTimeout time.Duration   `koanf:"shutdown_timeout"`
-	MaxConns        int             `koanf:"max_conns"`
+	BodyLimit       ByteSize      `koanf:"body_limit"`
+	ReadTimeout     time.Duration `koanf:"read_timeout"`
+	WriteTimeout    time.Duration `koanf:"write_timeout"`
+	IdleTimeout     time.Duration `koanf:"idle_timeout"`
+	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
+	MaxConns        int           `koanf:"max_conns"`
 	// TLS serves HTTPS (TLS 1.2+) when both files are set.
 	TLS TLS `koanf:"tls"`
 	// AllowInsecureRemote permits plain HTTP on a non-loopback listen
@@ -137,23 +136,23 @@ type HTTP struct {
 
 // RPC configures the JSON-RPC engine shared by every transport.
 type RPC struct {
-	MaxBatch         int             `koanf:"max_batch"`
-	BatchConcurrency int             `koanf:"batch_concurrency"`
-	MaxBody          plugin.ByteSize `koanf:"max_body"`
-	StdioConcurrency int             `koanf:"stdio_concurrency"`
+	MaxBatch         int      `koanf:"max_batch"`
+	BatchConcurrency int      `koanf:"batch_concurrency"`
+	MaxBody          ByteSize `koanf:"max_body"`
+	StdioConcurrency int      `koanf:"stdio_concurrency"`
 	// MaxBatchResponse caps the total size of one batch's responses; the
 	// elements past it get -32106 output_limit.
-	MaxBatchResponse plugin.ByteSize `koanf:"max_batch_response"`
+	MaxBatchResponse ByteSize `koanf:"max_batch_response"`
 	// ResponseBudget caps the response bytes the host holds for all clients
 	// together until they are written; a response past it gets -32106
 	// response_budget.
-	ResponseBudget plugin.ByteSize `koanf:"response_budget"`
+	ResponseBudget ByteSize `koanf:"response_budget"`
 }
 
 // Store configures sessions and context values.
 type Store struct {
-	MaxValue      plugin.ByteSize `koanf:"max_value"`
-	MaxContextTTL time.Duration   `koanf:"max_context_ttl"`
+	MaxValue      ByteSize      `koanf:"max_value"`
+	MaxContextTTL time.Duration `koanf:"max_context_ttl"`
 	// Replicas is the replication factor of every bucket and stream; 0
 	// chooses: 1 embedded or on a single NATS server, 3 on a cluster.
 	Replicas int `koanf:"replicas"`
@@ -164,7 +163,7 @@ type Store struct {
 	MaxKeysPerSession int `koanf:"max_keys_per_session"`
 	// MaxSessionBytes caps the total bytes (key plus value) of one
 	// session's context values.
-	MaxSessionBytes plugin.ByteSize `koanf:"max_session_bytes"`
+	MaxSessionBytes ByteSize `koanf:"max_session_bytes"`
 	// ClosedSessionRetention is how long a closed session's id stays
 	// reserved before it may be reused.
 	ClosedSessionRetention time.Duration `koanf:"closed_session_retention"`
@@ -172,10 +171,10 @@ type Store struct {
 
 // Net configures the http_fetch host function.
 type Net struct {
-	AllowPrivate []string        `koanf:"allow_private"`
-	Timeout      time.Duration   `koanf:"timeout"`
-	MaxResponse  plugin.ByteSize `koanf:"max_response"`
-	MaxRedirects int             `koanf:"max_redirects"`
+	AllowPrivate []string      `koanf:"allow_private"`
+	Timeout      time.Duration `koanf:"timeout"`
+	MaxResponse  ByteSize      `koanf:"max_response"`
+	MaxRedirects int           `koanf:"max_redirects"`
 }
 
 // Defaults returns the configuration used when nothing overrides it.
@@ -188,29 +187,29 @@ func Defaults() Config {
 		PublishedPlugins: true,
 		Log:              Log{Level: "info", Format: "text"},
 		HTTP: HTTP{
-			BodyLimit:       plugin.MiB,
+			BodyLimit:       MiB,
 			ReadTimeout:     10 * time.Second,
 			WriteTimeout:    5 * time.Minute,
 			IdleTimeout:     60 * time.Second,
 			ShutdownTimeout: 30 * time.Second,
 			MaxConns:        1024,
 		},
-		RPC: RPC{MaxBatch: 64, BatchConcurrency: 8, MaxBody: plugin.MiB, StdioConcurrency: 1,
-			MaxBatchResponse: 8 * plugin.MiB, ResponseBudget: 256 * plugin.MiB},
+		RPC: RPC{MaxBatch: 64, BatchConcurrency: 8, MaxBody: MiB, StdioConcurrency: 1,
+			MaxBatchResponse: 8 * MiB, ResponseBudget: 256 * MiB},
 		Store: Store{
-			MaxValue: plugin.MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 0, StartTimeout: time.Minute,
-			MaxKeysPerSession: 1000, MaxSessionBytes: 16 * plugin.MiB, ClosedSessionRetention: 30 * 24 * time.Hour,
+			MaxValue: MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 0, StartTimeout: time.Minute,
+			MaxKeysPerSession: 1000, MaxSessionBytes: 16 * MiB, ClosedSessionRetention: 30 * 24 * time.Hour,
 		},
-		Policy: plugin.DefaultPolicy(),
-		Net:    Net{Timeout: 10 * time.Second, MaxResponse: plugin.MiB, MaxRedirects: 5},
+		Policy: DefaultPolicy(),
+		Net:    Net{Timeout: 10 * time.Second, MaxResponse: MiB, MaxRedirects: 5},
 		Plans: Plans{
-			MaxSteps: 100, MaxDefinition: 256 * plugin.KiB, MaxRecord: plugin.MiB, Workers: 4, MaxDeliver: 5,
-			AckWait: 10 * time.Second, Retention: 7 * 24 * time.Hour, MaxBucket: plugin.GiB, MaxTimeout: 24 * time.Hour,
+			MaxSteps: 100, MaxDefinition: 256 * KiB, MaxRecord: MiB, Workers: 4, MaxDeliver: 5,
+			AckWait: 10 * time.Second, Retention: 7 * 24 * time.Hour, MaxBucket: GiB, MaxTimeout: 24 * time.Hour,
 		},
 		Auth: Auth{Keys: []AuthKey{}, Limits: AuthLimits{
 			Rate: auth.DefaultRate, SessionRate: auth.DefaultSessionRate, MaxOpenSessions: auth.DefaultMaxOpenSessions,
 			MaxConcurrentCalls: auth.DefaultMaxConcurrentCalls, MaxContextBytes: auth.DefaultMaxContextBytes,
 		}},
-		A2A: A2A{MaxMetadata: 64 * plugin.KiB, MaxHistory: plugin.MiB, MaxListBytes: 4 * plugin.MiB},
+		A2A: A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB},
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/skillhost/skillhost/host/config"
-	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
 func writeFile(t *testing.T, body string) string {
@@ -56,7 +55,7 @@ func TestLoadLayers(t *testing.T) {
 	want := config.Defaults()
 	want.Listen = "127.0.0.1:9100"                                // flag beats env and file
 	want.Plugins = "from-file"                                    // file beats default; unchanged flag does not override
-	want.Policy.MaxMemory = 128 * plugin.MiB                      // file
+	want.Policy.MaxMemory = 128 * config.MiB                      // file
 	want.Policy.MaxTimeout = 7 * time.Second                      // env beats file
 	want.Policy.DefaultLimits.Timeout = time.Second               // nested file key
 	want.Net.AllowPrivate = []string{"10.0.0.0/8", "127.0.0.0/8"} // env list

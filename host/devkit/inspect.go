@@ -12,6 +12,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
@@ -83,7 +84,7 @@ type LimitsView struct {
 	Concurrency int    `json:"concurrency"`
 }
 
-func limitsView(l plugin.Limits) LimitsView {
+func limitsView(l config.Limits) LimitsView {
 	v := LimitsView{Concurrency: l.Concurrency}
 	if l.Timeout > 0 {
 		v.Timeout = l.Timeout.String()
@@ -117,9 +118,9 @@ func Inspect(ctx context.Context, path string) (*Inspection, error) {
 	}
 	var wasm []byte
 	if m != nil && st.IsDir() {
-		wasm, err = plugin.ReadInDir(path, m.Wasm, int64(plugin.DefaultPolicy().MaxModuleBytes))
+		wasm, err = plugin.ReadInDir(path, m.Wasm, int64(config.DefaultPolicy().MaxModuleBytes))
 	} else {
-		wasm, err = readCapped(wasmPath, int64(plugin.DefaultPolicy().MaxModuleBytes))
+		wasm, err = readCapped(wasmPath, int64(config.DefaultPolicy().MaxModuleBytes))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("inspect: %w", err)
@@ -146,7 +147,7 @@ func Inspect(ctx context.Context, path string) (*Inspection, error) {
 	limits := sandbox.Limits{}
 	if m != nil {
 		in.Manifest = summarize(m, info)
-		if eff, err := plugin.DefaultPolicy().Check(m); err == nil {
+		if eff, err := plugin.Check(config.DefaultPolicy(), m); err == nil {
 			limits.MemoryBytes = uint64(eff.Memory)
 		}
 	}
@@ -157,7 +158,7 @@ func Inspect(ctx context.Context, path string) (*Inspection, error) {
 }
 
 func summarize(m *plugin.Manifest, info sandbox.ModuleInfo) *ManifestSummary {
-	eff, err := plugin.DefaultPolicy().Check(m)
+	eff, err := plugin.Check(config.DefaultPolicy(), m)
 	s := &ManifestSummary{
 		Name: m.Name, Version: m.Version, Description: m.Description,
 		AllowedHosts: append([]string{}, m.Permissions.AllowedHosts...),

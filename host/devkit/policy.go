@@ -5,6 +5,7 @@ import (
 
 	"net/netip"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
@@ -14,8 +15,8 @@ import (
 // read-only paths the manifest asks for, since a plugin author tests what
 // the plugin needs. Limits over the default caps are still refused, as a
 // default host would refuse them.
-func DevPolicy(m *plugin.Manifest) plugin.Policy {
-	p := plugin.DefaultPolicy()
+func DevPolicy(m *plugin.Manifest) config.Policy {
+	p := config.DefaultPolicy()
 	p.AllowedHostPatterns = append([]string(nil), m.Permissions.AllowedHosts...)
 	for _, g := range m.Permissions.AllowedPaths {
 		p.AllowedPathPrefixes = append(p.AllowedPathPrefixes, g.HostPath)

@@ -53,7 +53,7 @@ func Validate(ctx context.Context, dir string, opts ValidateOptions) (*Report, e
 		return r, nil
 	}
 	r.Plugin = m.Name
-	eff, err := DevPolicy(m).Check(m)
+	eff, err := plugin.Check(DevPolicy(m), m)
 	r.Problems = append(r.Problems, splitErrors(err)...)
 	if len(m.Permissions.AllowedHosts) > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("needs network access: the operator's policy.allowed_host_patterns must cover %v", m.Permissions.AllowedHosts))
@@ -68,7 +68,7 @@ func Validate(ctx context.Context, dir string, opts ValidateOptions) (*Report, e
 	}
 
 	wasmPath := filepath.Join(dir, m.Wasm)
-	wasm, err := plugin.ReadInDir(dir, m.Wasm, int64(plugin.DefaultPolicy().MaxModuleBytes))
+	wasm, err := plugin.ReadInDir(dir, m.Wasm, int64(config.DefaultPolicy().MaxModuleBytes))
 	if errors.Is(err, fs.ErrNotExist) {
 		r.problem("%s: wasm: %s not found (run: skillhost plugin build %s)", m.File, wasmPath, dir)
 		return r, nil

@@ -3,14 +3,9 @@ package plugin_test
 import (
 	"fmt"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
-
-func ExampleParseByteSize() {
-	b, _ := plugin.ParseByteSize("1.5MiB")
-	fmt.Println(uint64(b), b)
-	// Output: 1572864 1536KiB
-}
 
 func ExampleDecodeManifest() {
 	_, err := plugin.DecodeManifest("plugins/text/plugin.yaml", []byte(`
@@ -27,7 +22,7 @@ skills:
 	// plugins/text/plugin.yaml: skills[0].id: must match [a-z0-9][a-z0-9_-]*
 }
 
-func ExamplePolicy_Check() {
+func ExampleCheck() {
 	m, _ := plugin.DecodeManifest("plugins/x/plugin.yaml", []byte(`
 name: x
 version: 1.0.0
@@ -35,7 +30,7 @@ wasm: x.wasm
 limits: {memory: 512MiB}
 skills: [{id: a, description: d}]
 `))
-	_, err := plugin.DefaultPolicy().Check(m)
+	_, err := plugin.Check(config.DefaultPolicy(), m)
 	fmt.Println(err)
 	// Output: plugins/x/plugin.yaml: limits.memory: 512MiB exceeds the operator's max 256MiB
 }

@@ -11,6 +11,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
@@ -38,7 +39,7 @@ func newExecRegistry(t *testing.T) *Registry {
 	root := t.TempDir()
 	pluginSpec{name: "exec", skills: execSkills, extra: "limits: {timeout: 400ms}"}.write(t, root)
 	pluginSpec{name: "other"}.write(t, root)
-	r := newTestRegistry(t, Policy{})
+	r := newTestRegistry(t, config.Policy{})
 	if err := r.LoadDir(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestUnknownSkillListIsTruncated(t *testing.T) {
 	}
 	root := t.TempDir()
 	pluginSpec{name: "many", skills: skills.String()}.write(t, root)
-	r := newTestRegistry(t, Policy{})
+	r := newTestRegistry(t, config.Policy{})
 	if err := r.LoadDir(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}

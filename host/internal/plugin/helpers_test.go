@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
@@ -83,7 +84,7 @@ func (p pluginSpec) stage(t *testing.T, root string) string {
 	return p.write(t, staging)
 }
 
-func newTestRegistry(t *testing.T, pol Policy) *Registry {
+func newTestRegistry(t *testing.T, pol config.Policy) *Registry {
 	t.Helper()
 	ctx := context.Background()
 	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{})

@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
@@ -25,7 +26,7 @@ func (r *Registry) load(ctx context.Context, dir, fp string) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	eff, err := r.policy.Check(m)
+	eff, err := r.policy.check(m)
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +76,7 @@ func (r *Registry) load(ctx context.Context, dir, fp string) (*entry, error) {
 }
 
 // sandboxLimits turns effective plugin limits into sandbox limits.
-func (r *Registry) sandboxLimits(l Limits) sandbox.Limits {
+func (r *Registry) sandboxLimits(l config.Limits) sandbox.Limits {
 	return sandbox.Limits{
 		Timeout:       l.Timeout,
 		MemoryBytes:   uint64(l.Memory),

@@ -9,9 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/skillhost/skillhost/host/config"
 	"gopkg.in/yaml.v3"
 )
 
@@ -28,27 +28,17 @@ type Manifest struct {
 	Name        string // agent id, unique in the host: [a-z0-9][a-z0-9-]*, at most 64 characters
 	Version     string // semantic version, e.g. 1.2.0
 	Description string
-	Author      string // optional
-	License     string // optional, e.g. an SPDX id
-	Homepage    string // optional URL
-	Wasm        string // module path, relative to Dir and inside it
-	SHA256      string // lowercase hex pin of the module bytes; "" when not pinned
-	Limits      Limits // requested limits; zero fields are filled from the policy defaults
+	Author      string        // optional
+	License     string        // optional, e.g. an SPDX id
+	Homepage    string        // optional URL
+	Wasm        string        // module path, relative to Dir and inside it
+	SHA256      string        // lowercase hex pin of the module bytes; "" when not pinned
+	Limits      config.Limits // requested limits; zero fields are filled from the policy defaults
 	Permissions Permissions
 	Skills      []*Skill
 
 	Dir  string // the plugin folder, as given to LoadManifest
 	File string // the manifest path, used in error messages
-}
-
-// Limits are per-plugin resource limits. In a manifest they are requests; in
-// Policy.DefaultLimits they fill what a manifest leaves out. A zero field
-// means "not set".
-type Limits struct {
-	Timeout     time.Duration `koanf:"timeout"`     // per call
-	Memory      ByteSize      `koanf:"memory"`      // linear memory cap
-	Output      ByteSize      `koanf:"output"`      // max output bytes
-	Concurrency int           `koanf:"concurrency"` // max parallel instances
 }
 
 // Permissions are what the plugin may reach outside its sandbox. Everything
@@ -159,7 +149,7 @@ func LoadManifest(dir string) (*Manifest, error) {
 // no file.
 func DecodeManifest(file string, data []byte) (*Manifest, error) {
 	if len(data) > MaxManifestBytes {
-		return nil, &FieldError{File: file, Msg: fmt.Sprintf("manifest is %d bytes, over the %s cap", len(data), ByteSize(MaxManifestBytes))}
+		return nil, &FieldError{File: file, Msg: fmt.Sprintf("manifest is %d bytes, over the %s cap", len(data), config.ByteSize(MaxManifestBytes))}
 	}
 	var raw rawManifest
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -229,14 +219,14 @@ func ReadCapped(f *os.File, name string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s is not a regular file", name)
 	}
 	if st.Size() > limit {
-		return nil, fmt.Errorf("%s is %s, over the %s cap", name, ByteSize(st.Size()), ByteSize(limit))
+		return nil, fmt.Errorf("%s is %s, over the %s cap", name, config.ByteSize(st.Size()), config.ByteSize(limit))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s grew over the %s cap while being read", name, ByteSize(limit))
+		return nil, fmt.Errorf("%s grew over the %s cap while being read", name, config.ByteSize(limit))
 	}
 	return data, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/skillhost/skillhost/host/config"
 )
 
 const testFile = "plugins/text/plugin.yaml"
@@ -66,7 +67,7 @@ func TestDecodeManifestValid(t *testing.T) {
 		Name: "text-tools", Version: "1.2.0", Description: "Text utilities",
 		Author: "Ada", License: "MIT", Homepage: "https://example.com/text",
 		Wasm: "text_tools.wasm", SHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-		Limits: Limits{Timeout: 2 * time.Second, Memory: 64 * MiB, Output: MiB, Concurrency: 4},
+		Limits: config.Limits{Timeout: 2 * time.Second, Memory: 64 * config.MiB, Output: config.MiB, Concurrency: 4},
 		Permissions: Permissions{
 			AllowedHosts: []string{"api.example.com", "*.example.org"},
 			AllowedPaths: []PathGrant{

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/skillhost/skillhost/host/config"
 )
 
 // markerFile, inside a mirrored plugin folder, holds the digest of the
@@ -149,7 +150,7 @@ func (m *Mirror) apply(ctx context.Context, info *jetstream.ObjectInfo) bool {
 // and swaps the unpacked folder in place of dir.
 func (m *Mirror) unpackObject(ctx context.Context, info *jetstream.ObjectInfo, dir string) error {
 	if int64(info.Size) > m.limit {
-		return fmt.Errorf("%d bytes, over the %s cap", info.Size, ByteSize(m.limit))
+		return fmt.Errorf("%d bytes, over the %s cap", info.Size, config.ByteSize(m.limit))
 	}
 	r, err := m.obj.Get(ctx, info.Name)
 	if err != nil {
@@ -161,7 +162,7 @@ func (m *Mirror) unpackObject(ctx context.Context, info *jetstream.ObjectInfo, d
 		return err
 	}
 	if int64(len(data)) > m.limit {
-		return fmt.Errorf("over the %s cap", ByteSize(m.limit))
+		return fmt.Errorf("over the %s cap", config.ByteSize(m.limit))
 	}
 	tmp := filepath.Join(m.staging, info.Name+"-"+nats.NewInbox()[len(nats.InboxPrefix):])
 	if err := unpack(bytes.NewReader(data), tmp, m.limit); err != nil {

@@ -10,7 +10,7 @@ import (
 // resolveMount finds the allowed prefix that holds host once symlinks are
 // resolved, and returns that prefix (resolved) and host's path relative to
 // it. It only decides; openMount opens.
-func (p Policy) resolveMount(host string) (prefix, rel string, err error) {
+func (p policy) resolveMount(host string) (prefix, rel string, err error) {
 	real, err := filepath.EvalSymlinks(host)
 	if err != nil {
 		var pe *os.PathError
@@ -46,7 +46,7 @@ var beforeMountOpen = func(host string) {}
 // resolution cannot lead the mount out of the prefix either, since os.Root
 // refuses any path that resolves outside it. The opened root is what the
 // guest gets; nothing reopens host by name later.
-func (p Policy) openMount(host string) (*os.Root, error) {
+func (p policy) openMount(host string) (*os.Root, error) {
 	prefix, rel, err := p.resolveMount(host)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/skillhost/skillhost/host/config"
 )
 
 // mountScene is an allowed prefix holding inside/ (file.txt = "inside")
@@ -69,7 +71,7 @@ func TestMountSymlinkSwappedAfterCheck(t *testing.T) {
 
 			root := t.TempDir()
 			dir := pluginSpec{name: "m", extra: "permissions: {allowed_paths: {/data: '" + s.link + "'}}"}.write(t, root)
-			r := newTestRegistry(t, Policy{AllowedPathPrefixes: []string{s.allowed}})
+			r := newTestRegistry(t, config.Policy{AllowedPathPrefixes: []string{s.allowed}})
 			err := r.LoadDir(context.Background(), root)
 			if swaps != 1 {
 				t.Fatalf("the hook ran %d times, want once", swaps)
@@ -100,7 +102,7 @@ func TestOpenMountFollowsSymlinksInsideThePrefix(t *testing.T) {
 	t.Parallel()
 	s := newMountScene(t)
 	for host, name := range map[string]string{s.link: "file.txt", s.inside: "file.txt", s.allowed: "inside/file.txt"} {
-		root, err := Policy{AllowedPathPrefixes: []string{s.allowed}}.openMount(host)
+		root, err := newPolicy(config.Policy{AllowedPathPrefixes: []string{s.allowed}}).openMount(host)
 		if err != nil {
 			t.Fatalf("openMount(%s): %v", host, err)
 		}
@@ -109,7 +111,7 @@ func TestOpenMountFollowsSymlinksInsideThePrefix(t *testing.T) {
 		}
 		root.Close()
 	}
-	if _, err := (Policy{AllowedPathPrefixes: []string{s.inside}}).openMount(s.outside); err == nil {
+	if _, err := newPolicy(config.Policy{AllowedPathPrefixes: []string{s.inside}}).openMount(s.outside); err == nil {
 		t.Error("openMount outside every prefix succeeded")
 	}
 }

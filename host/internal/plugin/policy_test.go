@@ -10,25 +10,26 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/v2"
+	"github.com/skillhost/skillhost/host/config"
 )
 
 func TestPolicyDefaults(t *testing.T) {
 	t.Parallel()
-	got := Policy{}.WithDefaults()
-	want := Policy{
-		MaxTimeout: 30 * time.Second, MaxMemory: 256 * MiB, MaxOutput: 16 * MiB, MaxConcurrency: 16,
-		DefaultLimits:  Limits{Timeout: 2 * time.Second, Memory: 64 * MiB, Output: MiB, Concurrency: 4},
-		MaxModuleBytes: 64 * MiB, WarmInstances: 1, QueueWait: 100 * time.Millisecond,
+	got := config.Policy{}.WithDefaults()
+	want := config.Policy{
+		MaxTimeout: 30 * time.Second, MaxMemory: 256 * config.MiB, MaxOutput: 16 * config.MiB, MaxConcurrency: 16,
+		DefaultLimits:  config.Limits{Timeout: 2 * time.Second, Memory: 64 * config.MiB, Output: config.MiB, Concurrency: 4},
+		MaxModuleBytes: 64 * config.MiB, WarmInstances: 1, QueueWait: 100 * time.Millisecond,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
 	// A lower maximum pulls the unset default down with it.
-	small := Policy{MaxTimeout: time.Second, MaxMemory: 16 * MiB}.WithDefaults()
-	if small.DefaultLimits.Timeout != time.Second || small.DefaultLimits.Memory != 16*MiB {
+	small := config.Policy{MaxTimeout: time.Second, MaxMemory: 16 * config.MiB}.WithDefaults()
+	if small.DefaultLimits.Timeout != time.Second || small.DefaultLimits.Memory != 16*config.MiB {
 		t.Errorf("defaults above the maxima: %+v", small.DefaultLimits)
 	}
-	if err := (Policy{}).Validate(); err != nil {
+	if err := (config.Policy{}).Validate(); err != nil {
 		t.Errorf("default policy invalid: %v", err)
 	}
 }
@@ -37,13 +38,13 @@ func TestPolicyValidate(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		p    Policy
+		p    config.Policy
 		want string
 	}{
-		{"default above max", Policy{MaxTimeout: time.Second, DefaultLimits: Limits{Timeout: 5 * time.Second}}, "policy.default_limits.timeout: 5s exceeds policy.max_timeout 1s"},
-		{"memory above max", Policy{MaxMemory: MiB, DefaultLimits: Limits{Memory: 2 * MiB}}, "policy.default_limits.memory: 2MiB exceeds policy.max_memory 1MiB"},
-		{"bad host pattern", Policy{AllowedHostPatterns: []string{"http://x"}}, `policy.allowed_host_patterns[0]: "http://x" must be a host name or *.suffix, optionally with :port, or *`},
-		{"relative prefix", Policy{AllowedPathPrefixes: []string{"data"}}, `policy.allowed_path_prefixes[0]: "data" must be an absolute path`},
+		{"default above max", config.Policy{MaxTimeout: time.Second, DefaultLimits: config.Limits{Timeout: 5 * time.Second}}, "policy.default_limits.timeout: 5s exceeds policy.max_timeout 1s"},
+		{"memory above max", config.Policy{MaxMemory: config.MiB, DefaultLimits: config.Limits{Memory: 2 * config.MiB}}, "policy.default_limits.memory: 2MiB exceeds policy.max_memory 1MiB"},
+		{"bad host pattern", config.Policy{AllowedHostPatterns: []string{"http://x"}}, `policy.allowed_host_patterns[0]: "http://x" must be a host name or *.suffix, optionally with :port, or *`},
+		{"relative prefix", config.Policy{AllowedPathPrefixes: []string{"data"}}, `policy.allowed_path_prefixes[0]: "data" must be an absolute path`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,25 +66,25 @@ func TestPolicyCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := "name: x\nversion: 1.0.0\nwasm: x.wasm\nskills: [{id: a, description: d}]\n"
-	pol := Policy{
+	pol := config.Policy{
 		AllowedHostPatterns: []string{"api.example.com", "*.example.org", "api.example.com:8443", "*.example.org:8443"},
 		AllowedPathPrefixes: []string{allowed},
 	}
 	tests := []struct {
 		name   string
-		pol    Policy
+		pol    config.Policy
 		extra  string
 		want   string // "" = accepted
-		limits Limits
+		limits config.Limits
 	}{
-		{name: "defaults filled", limits: Limits{Timeout: 2 * time.Second, Memory: 64 * MiB, Output: MiB, Concurrency: 4}},
+		{name: "defaults filled", limits: config.Limits{Timeout: 2 * time.Second, Memory: 64 * config.MiB, Output: config.MiB, Concurrency: 4}},
 		{name: "requests kept", extra: "limits: {timeout: 5s, memory: 128MiB, output: 2MiB, concurrency: 8}",
-			limits: Limits{Timeout: 5 * time.Second, Memory: 128 * MiB, Output: 2 * MiB, Concurrency: 8}},
+			limits: config.Limits{Timeout: 5 * time.Second, Memory: 128 * config.MiB, Output: 2 * config.MiB, Concurrency: 8}},
 		{name: "memory over", extra: "limits: {memory: 512MiB}", want: "limits.memory: 512MiB exceeds the operator's max 256MiB"},
 		{name: "timeout over", extra: "limits: {timeout: 1m}", want: "limits.timeout: 1m0s exceeds the operator's max 30s"},
 		{name: "output over", extra: "limits: {output: 1GiB}", want: "limits.output: 1GiB exceeds the operator's max 16MiB"},
 		{name: "concurrency over", extra: "limits: {concurrency: 17}", want: "limits.concurrency: 17 exceeds the operator's max 16"},
-		{name: "network by default refused", pol: Policy{}, extra: "permissions: {allowed_hosts: [api.example.com]}",
+		{name: "network by default refused", pol: config.Policy{}, extra: "permissions: {allowed_hosts: [api.example.com]}",
 			want: `permissions.allowed_hosts[0]: "api.example.com" is not allowed by the operator's policy (policy.allowed_host_patterns)`},
 		{name: "exact host allowed", extra: "permissions: {allowed_hosts: [api.example.com]}"},
 		{name: "other host refused", extra: "permissions: {allowed_hosts: [evil.example.com]}",
@@ -100,9 +101,9 @@ func TestPolicyCheck(t *testing.T) {
 			want: `permissions.allowed_hosts[0]: "a.example.org:9000" is not allowed by the operator's policy (policy.allowed_host_patterns)`},
 		{name: "wider wildcard refused", extra: "permissions: {allowed_hosts: ['*.org']}",
 			want: `permissions.allowed_hosts[0]: "*.org" is not allowed by the operator's policy (policy.allowed_host_patterns)`},
-		{name: "star policy", pol: Policy{AllowedHostPatterns: []string{"*"}}, extra: "permissions: {allowed_hosts: ['*.org', a.b]}"},
+		{name: "star policy", pol: config.Policy{AllowedHostPatterns: []string{"*"}}, extra: "permissions: {allowed_hosts: ['*.org', a.b]}"},
 		{name: "path inside prefix", extra: "permissions: {allowed_paths: {/d: " + filepath.Join(allowed, "data") + "}}"},
-		{name: "path by default refused", pol: Policy{}, extra: "permissions: {allowed_paths: {/d: " + filepath.Join(allowed, "data") + "}}",
+		{name: "path by default refused", pol: config.Policy{}, extra: "permissions: {allowed_paths: {/d: " + filepath.Join(allowed, "data") + "}}",
 			want: `permissions.allowed_paths["/d"]: host path ` + filepath.Join(allowed, "data") + ` is outside the operator's allowed prefixes (policy.allowed_path_prefixes)`},
 		{name: "path outside", extra: "permissions: {allowed_paths: {/d: " + outside + "}}",
 			want: `permissions.allowed_paths["/d"]: host path ` + outside + ` is outside the operator's allowed prefixes (policy.allowed_path_prefixes)`},
@@ -114,7 +115,7 @@ func TestPolicyCheck(t *testing.T) {
 			want: `permissions.allowed_paths["/d"]: host path ` + filepath.Join(allowed, "nope") + `: no such file or directory`},
 		{name: "rw refused", extra: "permissions: {allowed_paths: {/d: '" + filepath.Join(allowed, "data") + ":rw'}}",
 			want: `permissions.allowed_paths["/d"]: read-write mount refused: policy.allow_writable_paths is false`},
-		{name: "rw allowed", pol: Policy{AllowWritablePaths: true, AllowedPathPrefixes: []string{allowed}},
+		{name: "rw allowed", pol: config.Policy{AllowWritablePaths: true, AllowedPathPrefixes: []string{allowed}},
 			extra: "permissions: {allowed_paths: {/d: '" + filepath.Join(allowed, "data") + ":rw'}}"},
 	}
 	for _, tt := range tests {
@@ -125,12 +126,12 @@ func TestPolicyCheck(t *testing.T) {
 				p = tt.pol
 			}
 			m := mustDecode(t, base+tt.extra+"\n")
-			got, err := p.Check(m)
+			got, err := Check(p, m)
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("Check refused: %v", err)
 				}
-				if tt.limits != (Limits{}) && got != tt.limits {
+				if tt.limits != (config.Limits{}) && got != tt.limits {
 					t.Errorf("effective limits = %+v, want %+v", got, tt.limits)
 				}
 				return
@@ -158,13 +159,13 @@ func TestPolicyFromConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p Policy
+	var p config.Policy
 	if err := k.Unmarshal("policy", &p); err != nil {
 		t.Fatal(err)
 	}
-	want := Policy{
-		MaxTimeout: 10 * time.Second, MaxMemory: 128 * MiB, MaxOutput: MiB,
-		DefaultLimits:       Limits{Memory: 32 * MiB, Concurrency: 2},
+	want := config.Policy{
+		MaxTimeout: 10 * time.Second, MaxMemory: 128 * config.MiB, MaxOutput: config.MiB,
+		DefaultLimits:       config.Limits{Memory: 32 * config.MiB, Concurrency: 2},
 		AllowedHostPatterns: []string{"*.example.com"}, AllowWritablePaths: true, QueueWait: 250 * time.Millisecond,
 	}
 	if diff := cmp.Diff(want, p); diff != "" {

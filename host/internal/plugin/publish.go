@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/skillhost/skillhost/host/config"
 )
 
 // Cluster-wide plugins: a plugin folder published into a JetStream object
@@ -125,7 +126,7 @@ func unpack(archive io.Reader, dir string, limit int64) error {
 		case !filepath.IsLocal(filepath.FromSlash(name)) || strings.HasPrefix(name, "."):
 			return fmt.Errorf("archive: %q is not a plain relative name", h.Name)
 		case total+h.Size > limit:
-			return fmt.Errorf("archive: over the %s cap", ByteSize(limit))
+			return fmt.Errorf("archive: over the %s cap", config.ByteSize(limit))
 		}
 		total += h.Size
 		if d := path.Dir(name); d != "." {

@@ -13,13 +13,15 @@ import (
 
 	extism "github.com/extism/go-sdk"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
 // RegistryOptions configure a Registry.
 type RegistryOptions struct {
-	// Policy caps what plugins may request. Optional. Default: DefaultPolicy().
-	Policy Policy
+	// Policy caps what plugins may request. Optional. Default:
+	// config.DefaultPolicy() (zero fields take its values).
+	Policy config.Policy
 	// HostFunctions returns the host functions given to a plugin (the hostfn
 	// package builds them from its permissions). Optional. Default: none.
 	HostFunctions func(m *Manifest) []extism.HostFunction
@@ -64,7 +66,7 @@ func (p *Plugin) Skill(id string) (*Skill, bool) {
 type Registry struct {
 	rt       *sandbox.Runtime
 	opts     RegistryOptions
-	policy   Policy
+	policy   policy
 	log      *slog.Logger
 	debounce time.Duration
 
@@ -115,7 +117,7 @@ type entry struct {
 // Call Policy.Validate first to report a misconfigured policy.
 func NewRegistry(rt *sandbox.Runtime, opts RegistryOptions) *Registry {
 	r := &Registry{
-		rt: rt, opts: opts, policy: opts.Policy.WithDefaults(),
+		rt: rt, opts: opts, policy: newPolicy(opts.Policy),
 		log: opts.Logger, debounce: opts.Debounce,
 		failed: map[string]failure{},
 	}

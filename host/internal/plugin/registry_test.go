@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/skillhost/skillhost/host/config"
 )
 
 func TestLoadDirReportsBrokenPluginsAndLoadsTheRest(t *testing.T) {
@@ -23,7 +24,7 @@ func TestLoadDirReportsBrokenPluginsAndLoadsTheRest(t *testing.T) {
 	unbuilt := filepath.Join(root, "unbuilt")
 	mustWrite(t, filepath.Join(unbuilt, ManifestFile), pluginSpec{name: "unbuilt"}.manifest())
 
-	r := newTestRegistry(t, Policy{})
+	r := newTestRegistry(t, config.Policy{})
 	var seen []uint64
 	r.OnChange(func(s *Snapshot) { seen = append(seen, s.Revision) })
 	err := r.LoadDir(ctx, root)
@@ -98,24 +99,24 @@ func TestLoadRefusals(t *testing.T) {
 	good := hex.EncodeToString(sum[:])
 	tests := []struct {
 		name string
-		pol  Policy
+		pol  config.Policy
 		spec pluginSpec
 		want string // after "<dir>/plugin.yaml: "
 	}{
-		{"sha256 pinned", Policy{}, pluginSpec{name: "p", extra: "sha256: " + good}, ""},
-		{"sha256 mismatch", Policy{}, pluginSpec{name: "p", extra: "sha256: " + strings.Repeat("ab", 32)},
+		{"sha256 pinned", config.Policy{}, pluginSpec{name: "p", extra: "sha256: " + good}, ""},
+		{"sha256 mismatch", config.Policy{}, pluginSpec{name: "p", extra: "sha256: " + strings.Repeat("ab", 32)},
 			"sha256: plugin.wasm has SHA-256 " + good + ", the manifest pins " + strings.Repeat("ab", 32)},
-		{"oversized module", Policy{MaxModuleBytes: 512}, pluginSpec{name: "p"},
+		{"oversized module", config.Policy{MaxModuleBytes: 512}, pluginSpec{name: "p"},
 			"wasm: plugin.wasm is 740B, over the 512B cap"},
-		{"policy memory", Policy{}, pluginSpec{name: "p", extra: "limits: {memory: 512MiB}"},
+		{"policy memory", config.Policy{}, pluginSpec{name: "p", extra: "limits: {memory: 512MiB}"},
 			"limits.memory: 512MiB exceeds the operator's max 256MiB"},
-		{"missing export", Policy{}, pluginSpec{name: "p", skills: "  - {id: nope, description: d}\n"},
+		{"missing export", config.Policy{}, pluginSpec{name: "p", skills: "  - {id: nope, description: d}\n"},
 			`skills[0].function: "nope" is not exported by plugin.wasm`},
-		{"missing import", Policy{}, pluginSpec{name: "p", module: "hostcall", skills: "  - {id: probe, description: d}\n"},
+		{"missing import", config.Policy{}, pluginSpec{name: "p", module: "hostcall", skills: "  - {id: probe, description: d}\n"},
 			"wasm: plugin.wasm: loading plugin \"p\": invalid wasm module: imports not provided by the host: extism:host/user.probe"},
-		{"2^32-1 locals", Policy{}, pluginSpec{name: "p", module: "shape/locals_4g", skills: "  - {id: run, description: d}\n"},
+		{"2^32-1 locals", config.Policy{}, pluginSpec{name: "p", module: "shape/locals_4g", skills: "  - {id: run, description: d}\n"},
 			"wasm: plugin.wasm: invalid wasm module: section 10: function 0 declares 4294967295 locals, over the sandbox limit of 50000"},
-		{"memory below declared minimum", Policy{}, pluginSpec{name: "p", module: "big_decl", extra: "limits: {memory: 1MiB}", skills: "  - {id: run, description: d}\n"},
+		{"memory below declared minimum", config.Policy{}, pluginSpec{name: "p", module: "big_decl", extra: "limits: {memory: 1MiB}", skills: "  - {id: run, description: d}\n"},
 			"wasm: plugin.wasm: "},
 	}
 	for _, tt := range tests {
@@ -151,7 +152,7 @@ func TestSkillCollisionRefusesTheLaterPlugin(t *testing.T) {
 	second := pluginSpec{name: "second", skills: "  - {id: mine, description: d, function: echo}\n" + skills}.write(t, root)
 	pluginSpec{folder: "third", name: "first", skills: "  - {id: other, description: d, function: echo}\n"}.write(t, root)
 
-	r := newTestRegistry(t, Policy{})
+	r := newTestRegistry(t, config.Policy{})
 	err := r.LoadDir(ctx, root)
 	want := []string{
 		filepath.Join(second, ManifestFile) + `: skills[1].id: "shout" is already provided by plugin "first" (` + filepath.Join(root, "first") + `); plugin "second" is refused`,
@@ -175,13 +176,13 @@ func TestPathGrants(t *testing.T) {
 	mustWrite(t, filepath.Join(data, "f.txt"), "x")
 	tests := []struct {
 		name   string
-		pol    Policy
+		pol    config.Policy
 		mounts string
 		want   string // "" = loads
 	}{
-		{"read-only mount", Policy{AllowedPathPrefixes: []string{data}}, data, ""},
-		{"refused by default", Policy{}, data, "permissions.allowed_paths[\"/data\"]: host path " + data + " is outside the operator's allowed prefixes (policy.allowed_path_prefixes)"},
-		{"read-write unsupported", Policy{AllowedPathPrefixes: []string{data}, AllowWritablePaths: true}, data + ":rw",
+		{"read-only mount", config.Policy{AllowedPathPrefixes: []string{data}}, data, ""},
+		{"refused by default", config.Policy{}, data, "permissions.allowed_paths[\"/data\"]: host path " + data + " is outside the operator's allowed prefixes (policy.allowed_path_prefixes)"},
+		{"read-write unsupported", config.Policy{AllowedPathPrefixes: []string{data}, AllowWritablePaths: true}, data + ":rw",
 			"permissions.allowed_paths: /data: read-write mounts are not supported by this host"},
 	}
 	for _, tt := range tests {
@@ -213,7 +214,7 @@ func TestPathGrants(t *testing.T) {
 func TestLoadOneFolder(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	r := newTestRegistry(t, Policy{})
+	r := newTestRegistry(t, config.Policy{})
 	one := pluginSpec{name: "solo", version: "1.0.0"}.write(t, t.TempDir())
 	p, err := r.Load(ctx, one)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 )
 
@@ -38,7 +39,7 @@ func served(r *Registry, skill string) string {
 func TestWatchLoadsNewFolders(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	r := newTestRegistry(t, Policy{})
+	r := newTestRegistry(t, config.Policy{})
 	watching(t, r, root)
 
 	// Written in place, file by file: many events, half-written files.
@@ -60,7 +61,7 @@ func TestReplaceUnderLoadFailsNoCall(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	pluginSpec{name: "live"}.write(t, root)
-	r := newTestRegistry(t, Policy{})
+	r := newTestRegistry(t, config.Policy{})
 	if err := r.LoadDir(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +113,7 @@ func TestBrokenReplacementKeepsTheOldRevision(t *testing.T) {
 	root := t.TempDir()
 	pluginSpec{name: "keep"}.write(t, root)
 	pluginSpec{name: "owner", skills: "  - {id: owned, description: d, function: echo}\n"}.write(t, root)
-	r := newTestRegistry(t, Policy{})
+	r := newTestRegistry(t, config.Policy{})
 	if err := r.LoadDir(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func TestRemovalUnloadsAfterInFlightCalls(t *testing.T) {
 	root := t.TempDir()
 	pluginSpec{name: "gone"}.write(t, root)
 	pluginSpec{name: "stays"}.write(t, root)
-	r := newTestRegistry(t, Policy{})
+	r := newTestRegistry(t, config.Policy{})
 	if err := r.LoadDir(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +203,7 @@ func TestRemovalUnloadsAfterInFlightCalls(t *testing.T) {
 
 func TestReloadNeedsAFolder(t *testing.T) {
 	t.Parallel()
-	r := newTestRegistry(t, Policy{})
+	r := newTestRegistry(t, config.Policy{})
 	if err := r.Reload(context.Background()); err == nil {
 		t.Error("Reload without a folder succeeded")
 	}
@@ -212,7 +213,7 @@ func TestCloseRefusesCalls(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	pluginSpec{name: "c"}.write(t, root)
-	r := newTestRegistry(t, Policy{})
+	r := newTestRegistry(t, config.Policy{})
 	if err := r.LoadDir(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}

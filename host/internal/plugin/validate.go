@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/internal/hostpattern"
 )
 
 // Caps on what a manifest may declare.
@@ -34,7 +36,6 @@ var (
 	reSemver = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
 		`(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?` +
 		`(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$`)
-	reHostLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 )
 
 // validator collects every problem of one manifest.
@@ -111,8 +112,8 @@ func (v *validator) manifest(raw *rawManifest) *Manifest {
 	return m
 }
 
-func (v *validator) limits(raw *rawLimits) Limits {
-	var l Limits
+func (v *validator) limits(raw *rawLimits) config.Limits {
+	var l config.Limits
 	if raw.Timeout != "" {
 		d, err := time.ParseDuration(raw.Timeout)
 		switch {
@@ -125,7 +126,7 @@ func (v *validator) limits(raw *rawLimits) Limits {
 		}
 	}
 	if raw.Memory != "" {
-		b, err := ParseByteSize(raw.Memory)
+		b, err := config.ParseByteSize(raw.Memory)
 		switch {
 		case err != nil:
 			v.add("limits.memory", "%v", err)
@@ -136,7 +137,7 @@ func (v *validator) limits(raw *rawLimits) Limits {
 		}
 	}
 	if raw.Output != "" {
-		b, err := ParseByteSize(raw.Output)
+		b, err := config.ParseByteSize(raw.Output)
 		switch {
 		case err != nil:
 			v.add("limits.output", "%v", err)
@@ -162,7 +163,7 @@ func (v *validator) permissions(dir string, raw *rawPermissions) Permissions {
 		v.add("permissions.allowed_hosts", "must have at most %d entries", maxListLen)
 	} else {
 		for i, h := range raw.AllowedHosts {
-			if !validHostPattern(h, false) {
+			if !hostpattern.Valid(h, false) {
 				v.add(fmt.Sprintf("permissions.allowed_hosts[%d]", i), "%q must be a lower-case host name or *.suffix, optionally with :port (no scheme or path)", h)
 				continue
 			}
@@ -204,39 +205,6 @@ func (v *validator) permissions(dir string, raw *rawPermissions) Permissions {
 		}
 	}
 	return p
-}
-
-// validHostPattern accepts "host.name" or "*.suffix" (and "*" when allowStar is
-// set), each optionally followed by ":port" (1-65535).
-func validHostPattern(h string, allowStar bool) bool {
-	if h == "*" {
-		return allowStar
-	}
-	h, _, ok := splitHostPort(h)
-	if !ok || len(h) > 253 {
-		return false
-	}
-	h = strings.TrimPrefix(h, "*.")
-	for _, label := range strings.Split(h, ".") {
-		if !reHostLabel.MatchString(label) {
-			return false
-		}
-	}
-	return true
-}
-
-// splitHostPort splits an optional ":port" off a host pattern; port 0 means
-// none (the default ports 80 and 443). ok is false for a malformed port.
-func splitHostPort(h string) (host string, port uint16, ok bool) {
-	host, ps, found := strings.Cut(h, ":")
-	if !found {
-		return h, 0, true
-	}
-	n, err := strconv.ParseUint(ps, 10, 16)
-	if err != nil || n == 0 || ps[0] == '0' || ps[0] == '+' {
-		return "", 0, false
-	}
-	return host, uint16(n), true
 }
 
 func validGuestPath(g string) (string, bool) {

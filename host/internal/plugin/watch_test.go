@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/skillhost/skillhost/host/config"
 )
 
 // TestBurstWait: the rescan waits for the debounce after the last event,
@@ -46,7 +48,7 @@ func TestWatchReloadsDuringEndlessEvents(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	pluginSpec{name: "first"}.write(t, root)
-	r := newTestRegistry(t, Policy{})
+	r := newTestRegistry(t, config.Policy{})
 	r.debounce = time.Second
 	changed := make(chan *Snapshot, 16)
 	r.OnChange(func(s *Snapshot) { changed <- s })
