@@ -11,7 +11,7 @@ STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $$HOME/go/bin/
 FUZZTIME ?= 30s
 PLUGIN_DIRS := $(patsubst %/plugin.yaml,%,$(wildcard plugins/*/plugin.yaml))
 
-.PHONY: help build plugins run test test-go test-guest fuzz-smoke lint fuzz bench soak clean
+.PHONY: help build plugins run test test-go test-guest fuzz-smoke lint fuzz bench soak soak-cluster clean
 
 help: ## show this help
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -54,6 +54,12 @@ fuzz: ## every fuzz target for FUZZTIME (default 30s) each
 bench: ## benchmarks, reported as ratios against a baseline measured in the same run
 	SKILLHOST_BENCH=1 $(GO) test -run 'TestReportBench' -count=1 -v ./host/... | grep -E 'ratio|calls/s|---|ok|FAIL'
 	$(GO) test -run '^$$' -bench . -benchmem ./host/...
+
+SOAK_DURATION ?= 60s
+soak-cluster: build ## 3 NATS nodes + 3 hosts under load; kill -9 a host, then stop a NATS node; report to bin/soak-cluster.md
+	set -o pipefail; SOAK_CLUSTER=1 SOAK_BIN=$(abspath $(BIN)) SOAK_DURATION=$(SOAK_DURATION) \
+		SOAK_REPORT=$(abspath bin/soak-cluster.md) \
+		$(GO) test -run '^TestSoakCluster$$' -count=1 -timeout 30m -v ./host/ | grep -vE '^=== (RUN|PAUSE|CONT)'
 
 lint: ## gofmt and go vet across all modules, staticcheck on the host module
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -198,4 +199,36 @@ func TestClusterKeepsAcknowledgedWrites(t *testing.T) {
 		})
 		c.Restart(node)
 	}
+}
+
+// /health answers 503 while the host has lost its NATS connection (a load
+// balancer routes around it) and 200 again once it has reconnected.
+func TestHealthFollowsNATS(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("starts a NATS server")
+	}
+	c := natstest.Start(t, 1)
+	th := mustClusterHost(t, t.TempDir(), c.URL())
+	health := func(want int) func() error {
+		return func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, th.URL+"/health", nil)
+			resp, err := httpClient.Do(req)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != want {
+				return fmt.Errorf("/health = %d, want %d", resp.StatusCode, want)
+			}
+			return nil
+		}
+	}
+	eventually(t, "healthy with NATS up", 30*time.Second, health(http.StatusOK))
+	c.Stop(0)
+	eventually(t, "unhealthy with NATS gone", 30*time.Second, health(http.StatusServiceUnavailable))
+	c.Restart(0)
+	eventually(t, "healthy again after the reconnect", 60*time.Second, health(http.StatusOK))
 }

@@ -66,7 +66,7 @@ type events struct {
 // openEvents creates or updates the events stream on st.
 func openEvents(ctx context.Context, st *store.Store, log *slog.Logger) (*events, error) {
 	js := st.JetStream()
-	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	stream, err := st.Stream(ctx, jetstream.StreamConfig{
 		Name:              EventsStream,
 		Description:       "skillhost A2A task events (status, progress, artifacts), for subscribers on any host",
 		Subjects:          []string{EventsSubject + "*"},
@@ -78,11 +78,9 @@ func openEvents(ctx context.Context, st *store.Store, log *slog.Logger) (*events
 		MaxMsgSize:        int32(st.MaxRecordBytes()),
 		Discard:           jetstream.DiscardOld,
 		Duplicates:        time.Minute,
+		AllowDirect:       st.Replicas() == 1, // leader reads when replicated, as the store's buckets
 	})
 	if err != nil {
-		return nil, fmt.Errorf("a2a: events stream: %w", err)
-	}
-	if err := st.EnsureReplicas(ctx, EventsStream, st.Replicas()); err != nil {
 		return nil, fmt.Errorf("a2a: events stream: %w", err)
 	}
 	return &events{js: js, nc: js.Conn(), stream: stream, log: log,

@@ -94,7 +94,7 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 		return nil, fmt.Errorf("plan: open bucket: %w", err)
 	}
 	js := d.Store.JetStream()
-	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	stream, err := d.Store.Stream(ctx, jetstream.StreamConfig{
 		Name:        Stream,
 		Description: "skillhost plan steps waiting to run (work queue)",
 		Subjects:    []string{subjectAll},
@@ -105,19 +105,24 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 		MaxMsgSize:  4 << 10,
 		MaxBytes:    64 << 20,
 		Discard:     jetstream.DiscardNew,
+		AllowDirect: cfg.Replicas == 1,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("plan: open stream %s: %w", Stream, err)
 	}
-	cons, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-		Durable:       ConsumerName,
-		Description:   "skillhost plan step runner (shared by every host)",
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       cfg.AckWait,
-		MaxDeliver:    cfg.MaxDeliver,
-		FilterSubject: subjectAll,
-		MaxAckPending: 10_000,
-		Replicas:      cfg.Replicas,
+	var cons jetstream.Consumer
+	err = d.Store.Retry(ctx, "consumer "+ConsumerName, func(ctx context.Context) (err error) {
+		cons, err = stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+			Durable:       ConsumerName,
+			Description:   "skillhost plan step runner (shared by every host)",
+			AckPolicy:     jetstream.AckExplicitPolicy,
+			AckWait:       cfg.AckWait,
+			MaxDeliver:    cfg.MaxDeliver,
+			FilterSubject: subjectAll,
+			MaxAckPending: 10_000,
+			Replicas:      cfg.Replicas,
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("plan: open consumer %s: %w", ConsumerName, err)

@@ -14,7 +14,7 @@ import (
 // starting, a meta leader still being elected), so Open retries the
 // initialisation with capped exponential backoff until Config.StartTimeout.
 const (
-	attemptTimeout = 5 * time.Second
+	attemptTimeout = 15 * time.Second
 	firstRetry     = 250 * time.Millisecond
 	maxRetry       = 5 * time.Second
 	// headerRoom is left under the server's max_payload for the headers a
@@ -65,6 +65,37 @@ func (s *Store) waitReady(ctx context.Context) error {
 		s.log.Warn("store: JetStream not ready yet; retrying", "attempt", attempt, "retry_in", delay, "err", err)
 		select {
 		case <-ctx.Done():
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, maxRetry)
+	}
+}
+
+// startAttempt bounds one try of Retry: creating a replicated stream on a
+// loaded cluster can take longer than nats.go's 5s default.
+const startAttempt = 15 * time.Second
+
+// Retry runs f until it succeeds, retrying while JetStream does not answer
+// (see Unavailable; an attempt running out of time counts) with capped
+// backoff, at most Config.StartTimeout in all. It is for start-up work —
+// creating buckets and streams — that a cluster under load or electing a
+// leader may not answer at once; each retry is logged.
+func (s *Store) Retry(ctx context.Context, what string, f func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.StartTimeout)
+	defer cancel()
+	delay := firstRetry
+	for attempt := 1; ; attempt++ {
+		actx, acancel := context.WithTimeout(ctx, startAttempt)
+		err := f(actx)
+		timedOut := actx.Err() != nil && ctx.Err() == nil
+		acancel()
+		if err == nil || !(Unavailable(err) || timedOut || errors.Is(err, context.DeadlineExceeded)) || ctx.Err() != nil {
+			return err
+		}
+		s.log.Warn("store: JetStream slow to answer; retrying", "what", what, "attempt", attempt, "retry_in", delay, "err", err)
+		select {
+		case <-ctx.Done():
+			return err
 		case <-time.After(delay):
 		}
 		delay = min(2*delay, maxRetry)

@@ -156,23 +156,26 @@ func (s *Store) KeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jet
 	if cfg.MaxValueSize > 0 {
 		cfg.MaxValueSize = min(cfg.MaxValueSize, int32(s.MaxRecordBytes()))
 	}
-	_, err := s.js.Stream(ctx, "KV_"+cfg.Bucket)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		_, err = s.js.CreateKeyValue(ctx, cfg)
-		if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
-			err = nil
+	var kv jetstream.KeyValue
+	err := s.Retry(ctx, "bucket "+cfg.Bucket, func(ctx context.Context) error {
+		_, err := s.js.Stream(ctx, "KV_"+cfg.Bucket)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			_, err = s.js.CreateKeyValue(ctx, cfg)
+			if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
+				err = nil
+			}
 		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("store: bucket %s: %w", cfg.Bucket, err)
-	}
-	// Created now or long ago: raise its replicas if asked for more, and
-	// read from the leader when replicated (see ensureBucket). Both before
-	// binding, which caches the read mode.
-	if err := s.EnsureReplicas(ctx, "KV_"+cfg.Bucket, cfg.Replicas); err != nil {
-		return nil, fmt.Errorf("store: bucket %s: %w", cfg.Bucket, err)
-	}
-	kv, err := s.js.KeyValue(ctx, cfg.Bucket)
+		// Created now or long ago: raise its replicas if asked for more, and
+		// read from the leader when replicated (see ensureBucket). Both
+		// before binding, which caches the read mode.
+		if err == nil {
+			err = s.EnsureReplicas(ctx, "KV_"+cfg.Bucket, cfg.Replicas)
+		}
+		if err == nil {
+			kv, err = s.js.KeyValue(ctx, cfg.Bucket)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("store: bucket %s: %w", cfg.Bucket, err)
 	}
@@ -186,24 +189,57 @@ func (s *Store) ObjectStore(ctx context.Context, cfg jetstream.ObjectStoreConfig
 	if cfg.Replicas == 0 {
 		cfg.Replicas = s.replicas
 	}
-	_, err := s.js.Stream(ctx, "OBJ_"+cfg.Bucket)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		_, err = s.js.CreateObjectStore(ctx, cfg)
-		if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
-			err = nil
-		}
-	}
-	if err == nil { // before binding, which caches the read mode
-		err = s.EnsureReplicas(ctx, "OBJ_"+cfg.Bucket, cfg.Replicas)
-	}
 	var obj jetstream.ObjectStore
-	if err == nil {
-		obj, err = s.js.ObjectStore(ctx, cfg.Bucket)
-	}
+	err := s.Retry(ctx, "object store "+cfg.Bucket, func(ctx context.Context) error {
+		_, err := s.js.Stream(ctx, "OBJ_"+cfg.Bucket)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			_, err = s.js.CreateObjectStore(ctx, cfg)
+			if errors.Is(err, jetstream.ErrBucketExists) { // created concurrently
+				err = nil
+			}
+		}
+		if err == nil { // before binding, which caches the read mode
+			err = s.EnsureReplicas(ctx, "OBJ_"+cfg.Bucket, cfg.Replicas)
+		}
+		if err == nil {
+			obj, err = s.js.ObjectStore(ctx, cfg.Bucket)
+		}
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("store: object store %s: %w", cfg.Bucket, err)
 	}
 	return obj, nil
+}
+
+// Stream creates or updates a stream from cfg (Replicas 0 means the
+// store's; an existing stream with fewer replicas is raised), retrying
+// while JetStream is slow to answer (see Retry).
+func (s *Store) Stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	if cfg.Replicas == 0 {
+		cfg.Replicas = s.replicas
+	}
+	var st jetstream.Stream
+	err := s.Retry(ctx, "stream "+cfg.Name, func(ctx context.Context) error {
+		var err error
+		if st, err = s.js.CreateOrUpdateStream(ctx, cfg); err != nil {
+			return err
+		}
+		return s.EnsureReplicas(ctx, cfg.Name, cfg.Replicas)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: stream %s: %w", cfg.Name, err)
+	}
+	return st, nil
+}
+
+// Ready returns nil while the NATS connection is up, else an error saying
+// the host is reconnecting (for health checks).
+func (s *Store) Ready() error {
+	if s.nc == nil || !s.nc.IsConnected() {
+		return errors.New("state store: not connected to NATS (reconnecting)")
+	}
+	return nil
 }
 
 // JetStream returns the JetStream handle, for streams (plan work queues) that

@@ -44,6 +44,11 @@ type Config struct {
 	AllowedHosts []string
 	// Logger receives request errors. Optional. Default: slog.Default().
 	Logger *slog.Logger
+	// Ready reports whether the host can serve state (its NATS connection
+	// is up); while it returns an error /health answers 503 with status
+	// "unhealthy", so a load balancer routes around the host. Optional.
+	// Default: always ready.
+	Ready func() error
 }
 
 func (c Config) withDefaults() Config {

@@ -105,6 +105,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (s *Server) App() *fiber.App { return s.app }
 
 func (s *Server) health(c *fiber.Ctx) error {
+	if s.cfg.Ready != nil {
+		if err := s.cfg.Ready(); err != nil {
+			return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{
+				"status":    "unhealthy",
+				"error":     err.Error(),
+				"timestamp": time.Now().UTC().Format(time.RFC3339Nano),
+				"version":   s.cfg.Version,
+			})
+		}
+	}
 	return c.JSON(fiber.Map{
 		"status":         "healthy",
 		"timestamp":      time.Now().UTC().Format(time.RFC3339Nano),

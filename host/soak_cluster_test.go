@@ -1,0 +1,440 @@
+package host_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skillhost/skillhost/host/internal/natstest"
+)
+
+// TestSoakCluster is `make soak-cluster`, not part of `make test`: three
+// NATS nodes (in this process) and three real `skillhost serve` processes
+// on loopback under continuous bounded load; one host is killed (SIGKILL),
+// then one NATS node is stopped. It reports the failover windows and the
+// errors clients saw, and checks that every acknowledged session, context
+// value, task and plan is intact. SOAK_CLUSTER=1 runs it;
+// SOAK_BIN names the binary; SOAK_DURATION (default 60s) and
+// SOAK_WORKERS (default 4) size it; SOAK_REPORT, when
+// set, receives the report as Markdown.
+func TestSoakCluster(t *testing.T) {
+	if os.Getenv("SOAK_CLUSTER") == "" {
+		t.Skip("soak test: run with make soak-cluster")
+	}
+	bin := os.Getenv("SOAK_BIN")
+	if bin == "" {
+		t.Fatal("SOAK_BIN must name a built skillhost binary")
+	}
+	duration := envDuration(t, "SOAK_DURATION", 60*time.Second)
+	workers := 4
+	if v := os.Getenv("SOAK_WORKERS"); v != "" {
+		if _, err := fmt.Sscan(v, &workers); err != nil || workers < 1 || workers > 32 {
+			t.Fatalf("SOAK_WORKERS=%q: want 1..32", v)
+		}
+	}
+
+	c := natstest.Start(t, 3)
+	plugins := t.TempDir()
+	mustPlugin(t, plugins, "tools", toolsManifest)
+	ports := natstest.FreePorts(t, 3)
+	var hosts []*soakHost
+	for i, p := range ports {
+		hosts = append(hosts, startSoakHost(t, bin, i, p, plugins, c.URL()))
+	}
+	for _, h := range hosts {
+		h.waitHealthy(t, 90*time.Second)
+	}
+	t.Logf("3 NATS nodes, 3 hosts up; %d workers for %v", workers, duration)
+
+	ld := &soakLoad{hosts: hosts, start: time.Now(), errs: map[string]int{}, lastErr: map[string]time.Time{},
+		tasks: map[string]string{}, plans: map[string]string{}}
+	ctx, stop := context.WithTimeout(context.Background(), duration)
+	defer stop()
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() { defer wg.Done(); ld.worker(ctx, w) }()
+	}
+	// Events: a host killed at a third of the run, a NATS node at two thirds.
+	events := []struct {
+		at   time.Duration
+		name string
+		do   func()
+	}{
+		{duration / 3, "kill -9 host 1", func() { hosts[1].kill(t) }},
+		{2 * duration / 3, "stop NATS node 2", func() { c.Stop(2) }},
+	}
+	for _, ev := range events {
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Until(ld.start.Add(ev.at))):
+			ld.mark(ev.name)
+			ev.do()
+		}
+	}
+	wg.Wait()
+
+	// Verify through a surviving host, with the cluster whole again.
+	c.Restart(2)
+	c.WaitCurrent(2 * time.Minute)
+	bad := ld.verify(t, hosts[0])
+	report := ld.report(bad)
+	t.Log("\n" + report)
+	if path := os.Getenv("SOAK_REPORT"); path != "" {
+		if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d acknowledged writes lost or wrong", bad)
+	}
+	if n := ld.nonRetryable(); n > 0 {
+		t.Errorf("%d errors clients saw were not retryable", n)
+	}
+}
+
+func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 10*time.Second || d > time.Hour {
+		t.Fatalf("%s=%q: want a duration from 10s to 1h", name, v)
+	}
+	return d
+}
+
+// soakHost is one `skillhost serve` process.
+type soakHost struct {
+	url  string
+	cmd  *exec.Cmd
+	mu   sync.Mutex
+	dead bool
+}
+
+func startSoakHost(t *testing.T, bin string, i, port int, plugins, natsURL string) *soakHost {
+	t.Helper()
+	data := t.TempDir()
+	logf, err := os.Create(filepath.Join(data, "host.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--listen", fmt.Sprintf("127.0.0.1:%d", port), "--plugins", plugins,
+		"--data", data, "--nats", natsURL)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	for _, kv := range os.Environ() { // the hosts run on defaults, whatever this shell sets
+		if !strings.HasPrefix(kv, "SKILLHOST_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	h := &soakHost{url: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = logf.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(logf.Name())
+			t.Logf("host %d log (last 2000 bytes):\n%s", i, tail(b, 2000))
+		}
+	})
+	return h
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
+
+func (h *soakHost) waitHealthy(t *testing.T, within time.Duration) {
+	t.Helper()
+	eventually(t, "host "+h.url+" healthy", within, func() error {
+		resp, err := http.Get(h.url + "/health")
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	})
+}
+
+func (h *soakHost) kill(t *testing.T) {
+	h.mu.Lock()
+	h.dead = true
+	h.mu.Unlock()
+	if err := h.cmd.Process.Kill(); err != nil { // SIGKILL
+		t.Error(err)
+	}
+}
+
+// soakLoad is the clients: what they were told was stored, and what failed.
+type soakLoad struct {
+	hosts []*soakHost
+	start time.Time
+
+	mu       sync.Mutex
+	ops      int
+	retries  int
+	errs     map[string]int       // kind -> count
+	lastErr  map[string]time.Time // kind -> last seen
+	marks    []soakMark
+	sessions []string          // acknowledged sessions (each with context k = its index)
+	tasks    map[string]string // task id -> expected output text
+	plans    map[string]string // plan id -> session
+}
+
+type soakMark struct {
+	name string
+	at   time.Time
+}
+
+func (l *soakLoad) mark(name string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.marks = append(l.marks, soakMark{name, time.Now()})
+}
+
+// call sends one JSON-RPC request, moving to the next host (as a load
+// balancer would) on a transport error or a retryable error, up to 20 tries.
+func (l *soakLoad) call(ctx context.Context, first int, method string, params any) (map[string]any, bool) {
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	for try := range 20 {
+		if ctx.Err() != nil && try > 0 {
+			return nil, false
+		}
+		h := l.hosts[(first+try)%len(l.hosts)]
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		req, _ := http.NewRequestWithContext(cctx, http.MethodPost, h.url+"/rpc", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		var raw []byte
+		if err == nil {
+			raw, err = readAll(resp)
+		}
+		cancel()
+		kind := ""
+		var out struct {
+			Result map[string]any  `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		switch {
+		case err != nil:
+			kind = "transport: " + transportKind(err)
+		case json.Unmarshal(raw, &out) != nil:
+			kind = "bad response"
+		case len(out.Error) > 0:
+			kind = "rpc: " + errorKind(out.Error)
+		default:
+			l.mu.Lock()
+			l.ops++
+			l.mu.Unlock()
+			return out.Result, true
+		}
+		l.mu.Lock()
+		l.errs[kind]++
+		l.lastErr[kind] = time.Now()
+		l.retries++
+		l.mu.Unlock()
+		if !retryable(kind) {
+			return nil, false
+		}
+		time.Sleep(50 * time.Millisecond) // client back-off before the next host
+	}
+	return nil, false
+}
+
+func readAll(resp *http.Response) ([]byte, error) {
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, err := b.ReadFrom(resp.Body)
+	return b.Bytes(), err
+}
+
+func transportKind(err error) string {
+	s := err.Error()
+	for _, k := range []string{"connection refused", "connection reset", "EOF", "deadline exceeded"} {
+		if strings.Contains(s, k) {
+			return k
+		}
+	}
+	return "other"
+}
+
+// errorKind is "<code> <reason>" of a JSON-RPC error (A2A errors carry
+// their reason in an ErrorInfo array).
+func errorKind(raw json.RawMessage) string {
+	var e struct {
+		Code int             `json:"code"`
+		Data json.RawMessage `json:"data"`
+	}
+	_ = json.Unmarshal(raw, &e)
+	var m map[string]any
+	if json.Unmarshal(e.Data, &m) == nil {
+		return fmt.Sprintf("%d %v", e.Code, m["reason"])
+	}
+	var arr []map[string]any
+	if json.Unmarshal(e.Data, &arr) == nil && len(arr) > 0 {
+		return fmt.Sprintf("%d %v", e.Code, arr[0]["reason"])
+	}
+	return fmt.Sprint(e.Code)
+}
+
+// retryable: the host was gone, or the state store was failing over.
+func retryable(kind string) bool {
+	return strings.HasPrefix(kind, "transport:") || strings.HasSuffix(kind, "store_unavailable") ||
+		strings.Contains(kind, " timeout") || strings.HasSuffix(kind, "canceled")
+}
+
+func (l *soakLoad) nonRetryable() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for k, v := range l.errs {
+		if !retryable(k) {
+			n += v
+		}
+	}
+	return n
+}
+
+// worker writes a session, a context value, a task and (every fifth round)
+// a plan per round until ctx ends; only acknowledged writes are recorded.
+func (l *soakLoad) worker(ctx context.Context, w int) {
+	for round := 0; ctx.Err() == nil; round++ {
+		first := (w + round) % len(l.hosts)
+		sid := fmt.Sprintf("soak-%d-%d", w, round)
+		if _, ok := l.call(ctx, first, "_cleveragents/session/create", map[string]any{"session_id": sid}); !ok {
+			continue
+		}
+		if _, ok := l.call(ctx, first, "_cleveragents/context/set", map[string]any{"session_id": sid, "context_key": "k", "value": round}); !ok {
+			continue
+		}
+		l.mu.Lock()
+		l.sessions = append(l.sessions, sid)
+		l.mu.Unlock()
+		text := sid + "-task"
+		res, ok := l.call(ctx, first, "SendMessage", json.RawMessage(`{"message":{"messageId":"`+sid+`","role":"ROLE_USER","parts":[{"data":{"text":"`+text+`"}}],"metadata":{"skillId":"echo"}}}`))
+		if ok {
+			if task, _ := res["task"].(map[string]any); task != nil {
+				if st, _ := task["status"].(map[string]any); st != nil && st["state"] == "TASK_STATE_COMPLETED" {
+					l.mu.Lock()
+					l.tasks[task["id"].(string)] = text
+					l.mu.Unlock()
+				}
+			}
+		}
+		if round%5 == 0 {
+			pid := sid + "-plan"
+			if _, ok := l.call(ctx, first, "_cleveragents/plan/create", map[string]any{"session_id": sid, "plan_id": pid,
+				"plan_definition": map[string]any{"name": "soak", "steps": []any{
+					map[string]any{"id": "s1", "type": "skill", "action": "echo", "params": map[string]any{"text": pid}}}}}); ok {
+				if _, ok := l.call(ctx, first, "_cleveragents/plan/execute", map[string]any{"session_id": sid, "plan_id": pid}); ok {
+					l.mu.Lock()
+					l.plans[pid] = sid
+					l.mu.Unlock()
+				}
+			}
+		}
+	}
+}
+
+// verify reads back every acknowledged write through h and returns how many
+// are missing or wrong. Plans are given time to finish (their steps move to
+// a surviving host).
+func (l *soakLoad) verify(t *testing.T, h *soakHost) int {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	one := &soakLoad{hosts: []*soakHost{h}, errs: map[string]int{}, lastErr: map[string]time.Time{}}
+	ctx := context.Background()
+	bad := 0
+	for i, sid := range l.sessions {
+		v, ok := one.call(ctx, 0, "_cleveragents/context/get", map[string]any{"session_id": sid, "context_key": "k"})
+		var want int
+		fmt.Sscanf(sid[strings.LastIndex(sid, "-")+1:], "%d", &want)
+		if !ok || fmt.Sprint(v["value"]) != fmt.Sprint(want) {
+			bad++
+			t.Errorf("session %d %s: context k = %v (ok %v), want %d", i, sid, v["value"], ok, want)
+		}
+	}
+	for id, text := range l.tasks {
+		v, ok := one.call(ctx, 0, "GetTask", map[string]any{"id": id})
+		if !ok || !strings.Contains(fmt.Sprint(v["artifacts"]), text) {
+			bad++
+			t.Errorf("task %s: %v (ok %v), want its artifact %q", id, v, ok, text)
+		}
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for pid, sid := range l.plans {
+		for {
+			v, ok := one.call(ctx, 0, "_cleveragents/plan/status", map[string]any{"session_id": sid, "plan_id": pid})
+			if ok && v["status"] == "completed" {
+				break
+			}
+			if time.Now().After(deadline) || (ok && v["status"] == "failed") {
+				bad++
+				t.Errorf("plan %s: %v (ok %v), want completed", pid, v, ok)
+				break
+			}
+			time.Sleep(200 * time.Millisecond) // polling the plan's status with a deadline
+		}
+	}
+	return bad
+}
+
+// report renders the run as Markdown.
+func (l *soakLoad) report(bad int) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "| measure | value |\n|---|---|\n")
+	fmt.Fprintf(&b, "| run | %v, 3 NATS nodes + 3 hosts on loopback |\n", time.Since(l.start).Round(time.Second))
+	fmt.Fprintf(&b, "| successful calls | %d |\n", l.ops)
+	fmt.Fprintf(&b, "| acknowledged | %d sessions + %d context values, %d tasks, %d plans |\n", len(l.sessions), len(l.sessions), len(l.tasks), len(l.plans))
+	fmt.Fprintf(&b, "| lost or wrong after the run | %d |\n", bad)
+	for _, m := range l.marks {
+		last := m.at
+		for _, at := range l.lastErr {
+			if at.After(last) && at.Sub(m.at) < 60*time.Second {
+				last = at
+			}
+		}
+		fmt.Fprintf(&b, "| failover window after %s (at %v) | %v (until the last failed attempt) |\n", m.name,
+			m.at.Sub(l.start).Round(time.Second), last.Sub(m.at).Round(time.Millisecond))
+	}
+	kinds := make([]string, 0, len(l.errs))
+	for k := range l.errs {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		r := "retryable"
+		if !retryable(k) {
+			r = "NOT retryable"
+		}
+		fmt.Fprintf(&b, "| errors seen: %s | %d (%s, retried on the next host) |\n", k, l.errs[k], r)
+	}
+	if len(kinds) == 0 {
+		fmt.Fprintf(&b, "| errors seen | none |\n")
+	}
+	return b.String()
+}
