@@ -51,8 +51,14 @@ func TestSoakCluster(t *testing.T) {
 	for i, p := range ports {
 		hosts = append(hosts, startSoakHost(t, bin, i, p, plugins, c.URL()))
 	}
+	lbCtx, stopLB := context.WithCancel(context.Background())
+	defer stopLB()
 	for _, h := range hosts {
-		h.waitHealthy(t, 90*time.Second)
+		h.waitHealthy(t, 5*time.Minute)
+		h.mu.Lock()
+		h.up = true
+		h.mu.Unlock()
+		go h.healthCheck(lbCtx)
 	}
 	t.Logf("3 NATS nodes, 3 hosts up; %d workers for %v", workers, duration)
 
@@ -118,10 +124,51 @@ func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
 
 // soakHost is one `skillhost serve` process.
 type soakHost struct {
-	url  string
-	cmd  *exec.Cmd
-	mu   sync.Mutex
-	dead bool
+	url string
+	cmd *exec.Cmd
+	mu  sync.Mutex
+	up  bool // as the load balancer sees it
+}
+
+func (h *soakHost) isUp() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.up
+}
+
+// healthCheck is the load balancer's view of h: GET /health every 500ms,
+// down after two failures in a row, up after two successes.
+func (h *soakHost) healthCheck(ctx context.Context) {
+	fails, oks := 0, 0
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		req, _ := http.NewRequestWithContext(cctx, http.MethodGet, h.url+"/health", nil)
+		resp, err := http.DefaultClient.Do(req)
+		ok := err == nil && resp.StatusCode == http.StatusOK
+		if err == nil {
+			resp.Body.Close()
+		}
+		cancel()
+		if ok {
+			fails, oks = 0, oks+1
+		} else {
+			fails, oks = fails+1, 0
+		}
+		h.mu.Lock()
+		if fails >= 2 {
+			h.up = false
+		} else if oks >= 2 {
+			h.up = true
+		}
+		h.mu.Unlock()
+	}
 }
 
 func startSoakHost(t *testing.T, bin string, i, port int, plugins, natsURL string) *soakHost {
@@ -178,9 +225,6 @@ func (h *soakHost) waitHealthy(t *testing.T, within time.Duration) {
 }
 
 func (h *soakHost) kill(t *testing.T) {
-	h.mu.Lock()
-	h.dead = true
-	h.mu.Unlock()
 	if err := h.cmd.Process.Kill(); err != nil { // SIGKILL
 		t.Error(err)
 	}
@@ -196,6 +240,7 @@ type soakLoad struct {
 	retries  int
 	errs     map[string]int       // kind -> count
 	lastErr  map[string]time.Time // kind -> last seen
+	errTimes []time.Time          // every failed attempt
 	marks    []soakMark
 	sessions []string          // acknowledged sessions (each with context k = its index)
 	tasks    map[string]string // task id -> expected output text
@@ -213,15 +258,28 @@ func (l *soakLoad) mark(name string) {
 	l.marks = append(l.marks, soakMark{name, time.Now()})
 }
 
-// call sends one JSON-RPC request, moving to the next host (as a load
-// balancer would) on a transport error or a retryable error, up to 20 tries.
+// pick is the load balancer: the first host from i on that its health
+// checks show up (any host when none is).
+func (l *soakLoad) pick(i int) *soakHost {
+	for k := range l.hosts {
+		if h := l.hosts[(i+k)%len(l.hosts)]; h.isUp() {
+			return h
+		}
+	}
+	return l.hosts[i%len(l.hosts)]
+}
+
+// call sends one JSON-RPC request through the load balancer, retrying (on
+// the next host) a transport error or a retryable error, up to 20 tries. A
+// retry answered "already exists / already running" means the first try had
+// landed: that is success.
 func (l *soakLoad) call(ctx context.Context, first int, method string, params any) (map[string]any, bool) {
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
 	for try := range 20 {
 		if ctx.Err() != nil && try > 0 {
 			return nil, false
 		}
-		h := l.hosts[(first+try)%len(l.hosts)]
+		h := l.pick(first + try)
 		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		req, _ := http.NewRequestWithContext(cctx, http.MethodPost, h.url+"/rpc", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
@@ -241,6 +299,12 @@ func (l *soakLoad) call(ctx context.Context, first int, method string, params an
 			kind = "transport: " + transportKind(err)
 		case json.Unmarshal(raw, &out) != nil:
 			kind = "bad response"
+		case len(out.Error) > 0 && try > 0 && alreadyDone(errorKind(out.Error)):
+			l.mu.Lock()
+			l.errs["rpc: "+errorKind(out.Error)+" on a retry (the first try had landed)"]++
+			l.ops++
+			l.mu.Unlock()
+			return map[string]any{}, true
 		case len(out.Error) > 0:
 			kind = "rpc: " + errorKind(out.Error)
 		default:
@@ -252,6 +316,7 @@ func (l *soakLoad) call(ctx context.Context, first int, method string, params an
 		l.mu.Lock()
 		l.errs[kind]++
 		l.lastErr[kind] = time.Now()
+		l.errTimes = append(l.errTimes, time.Now())
 		l.retries++
 		l.mu.Unlock()
 		if !retryable(kind) {
@@ -298,10 +363,22 @@ func errorKind(raw json.RawMessage) string {
 	return fmt.Sprint(e.Code)
 }
 
-// retryable: the host was gone, or the state store was failing over.
+// retryable: the host was gone, or the state store was failing over (or a
+// retry found its first try had landed).
 func retryable(kind string) bool {
 	return strings.HasPrefix(kind, "transport:") || strings.HasSuffix(kind, "store_unavailable") ||
-		strings.Contains(kind, " timeout") || strings.HasSuffix(kind, "canceled")
+		strings.Contains(kind, " timeout") || strings.HasSuffix(kind, "canceled") || strings.HasSuffix(kind, "had landed)")
+}
+
+// alreadyDone: a create or execute retried after its acknowledgement was
+// lost finds it done.
+func alreadyDone(kind string) bool {
+	for _, r := range []string{"session_exists", "plan_exists", "plan_executing", "plan_completed"} {
+		if strings.HasSuffix(kind, r) {
+			return true
+		}
+	}
+	return false
 }
 
 func (l *soakLoad) nonRetryable() int {
@@ -411,15 +488,22 @@ func (l *soakLoad) report(bad int) string {
 	fmt.Fprintf(&b, "| successful calls | %d |\n", l.ops)
 	fmt.Fprintf(&b, "| acknowledged | %d sessions + %d context values, %d tasks, %d plans |\n", len(l.sessions), len(l.sessions), len(l.tasks), len(l.plans))
 	fmt.Fprintf(&b, "| lost or wrong after the run | %d |\n", bad)
-	for _, m := range l.marks {
-		last := m.at
-		for _, at := range l.lastErr {
-			if at.After(last) && at.Sub(m.at) < 60*time.Second {
-				last = at
+	for i, m := range l.marks {
+		end := m.at.Add(time.Minute)
+		if i+1 < len(l.marks) {
+			end = l.marks[i+1].at
+		}
+		last, n := m.at, 0
+		for _, at := range l.errTimes {
+			if !at.Before(m.at) && at.Before(end) {
+				n++
+				if at.After(last) {
+					last = at
+				}
 			}
 		}
-		fmt.Fprintf(&b, "| failover window after %s (at %v) | %v (until the last failed attempt) |\n", m.name,
-			m.at.Sub(l.start).Round(time.Second), last.Sub(m.at).Round(time.Millisecond))
+		fmt.Fprintf(&b, "| failover window after %s (at %v) | %v from the event to the last failed attempt (%d failed attempts, all retried) |\n", m.name,
+			m.at.Sub(l.start).Round(time.Second), last.Sub(m.at).Round(time.Millisecond), n)
 	}
 	kinds := make([]string, 0, len(l.errs))
 	for k := range l.errs {

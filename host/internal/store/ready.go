@@ -14,7 +14,7 @@ import (
 // starting, a meta leader still being elected), so Open retries the
 // initialisation with capped exponential backoff until Config.StartTimeout.
 const (
-	attemptTimeout = 15 * time.Second
+	attemptTimeout = 5 * time.Second
 	firstRetry     = 250 * time.Millisecond
 	maxRetry       = 5 * time.Second
 	// headerRoom is left under the server's max_payload for the headers a
@@ -73,7 +73,7 @@ func (s *Store) waitReady(ctx context.Context) error {
 
 // startAttempt bounds one try of Retry: creating a replicated stream on a
 // loaded cluster can take longer than nats.go's 5s default.
-const startAttempt = 15 * time.Second
+const startAttempt = 5 * time.Second
 
 // Retry runs f until it succeeds, retrying while JetStream does not answer
 // (see Unavailable; an attempt running out of time counts) with capped
@@ -89,7 +89,10 @@ func (s *Store) Retry(ctx context.Context, what string, f func(context.Context) 
 		err := f(actx)
 		timedOut := actx.Err() != nil && ctx.Err() == nil
 		acancel()
-		if err == nil || !(Unavailable(err) || timedOut || errors.Is(err, context.DeadlineExceeded)) || ctx.Err() != nil {
+		// A stream another host is creating right now may be "not found" for
+		// a moment after our create said it exists.
+		retry := Unavailable(err) || timedOut || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrStreamNotFound)
+		if err == nil || !retry || ctx.Err() != nil {
 			return err
 		}
 		s.log.Warn("store: JetStream slow to answer; retrying", "what", what, "attempt", attempt, "retry_in", delay, "err", err)
