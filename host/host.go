@@ -146,7 +146,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 			Version: opts.Version, BodyLimit: int(cfg.HTTP.BodyLimit), ReadTimeout: cfg.HTTP.ReadTimeout,
 			WriteTimeout: cfg.HTTP.WriteTimeout, IdleTimeout: cfg.HTTP.IdleTimeout, MaxConns: cfg.HTTP.MaxConns,
 			Auth: h.authn, TLS: tlsCfg, PublicURL: h.publicURL(), AllowedOrigins: origins, AllowedHosts: cfg.HTTP.AllowedHosts,
-			Logger: h.log, Ready: h.store.Ready,
+			Pprof: cfg.HTTP.Pprof, Logger: h.log, Ready: h.store.Ready,
 		}, h.engine, h.cards, h.metrics.Handler())
 	}
 	return h, nil

@@ -132,6 +132,9 @@ type HTTP struct {
 	// accepted when the host serves loopback clients without keys (DNS
 	// rebinding guard).
 	AllowedHosts []string `koanf:"allowed_hosts"`
+	// Pprof serves the Go profiler under /debug/pprof/ with the access
+	// rules of /metrics (off by default).
+	Pprof bool `koanf:"pprof"`
 }
 
 // RPC configures the JSON-RPC engine shared by every transport.

@@ -42,6 +42,9 @@ type Config struct {
 	// AllowedHosts are extra Host header values accepted in loopback-only
 	// mode ("name" matches any port). Optional. Default: none.
 	AllowedHosts []string
+	// Pprof serves the Go profiler under /debug/pprof/ (all but cmdline),
+	// with the access rules of /metrics. Optional. Default: false.
+	Pprof bool
 	// Logger receives request errors. Optional. Default: slog.Default().
 	Logger *slog.Logger
 	// Ready reports whether the host can serve state (its NATS connection

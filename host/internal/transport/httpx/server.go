@@ -14,6 +14,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gofiber/fiber/v2/middleware/pprof"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 
 	"github.com/skillhost/skillhost/host/fault"
@@ -72,6 +73,16 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 	s.app.Post("/events", s.guard, s.events)
 	if metrics != nil {
 		s.app.Get("/metrics", s.guard, s.metricsScope, adaptor.HTTPHandler(metrics))
+	}
+	if cfg.Pprof {
+		// Same access as /metrics. The command line is not served: it may
+		// carry credentials (a NATS URL with a password).
+		s.app.Use("/debug/pprof", s.guard, s.metricsScope, func(c *fiber.Ctx) error {
+			if strings.TrimSuffix(c.Path(), "/") == "/debug/pprof/cmdline" {
+				return fiber.ErrNotFound
+			}
+			return c.Next()
+		}, pprof.New())
 	}
 	return s
 }
@@ -177,7 +188,7 @@ func etagMatches(header, etag string) bool {
 }
 
 // metricsScope lets principals whose scopes grant the pseudo-method
-// "metrics" read /metrics.
+// "metrics" read /metrics (and /debug/pprof when it is on).
 func (s *Server) metricsScope(c *fiber.Ctx) error {
 	p := principalOf(c)
 	if err := p.AllowMethod(auth.MetricsPseudoMethod, ""); err != nil {
