@@ -14,9 +14,9 @@ import (
 	"github.com/skillhost/skillhost/host/internal/store"
 )
 
-// StdioPrincipal is the name of the trusted local principal of the stdio
+// stdioPrincipal is the name of the trusted local principal of the stdio
 // transport: every scope, no limits, its own sessions and tasks.
-const StdioPrincipal = "stdio"
+const stdioPrincipal = "stdio"
 
 // authorize is the engine middleware that applies the principal's method
 // scopes (every batch element on its own), its rate limit and its cap on

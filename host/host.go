@@ -209,12 +209,6 @@ func (h *Host) Addr() net.Addr {
 	return h.ln.Addr()
 }
 
-// Engine is the JSON-RPC engine, for embedding the host in other transports.
-func (h *Host) Engine() *jsonrpc.Engine { return h.engine }
-
-// Registry is the plugin registry.
-func (h *Host) Registry() *plugin.Registry { return h.registry }
-
 // Close stops background work, closes every plugin, the sandbox and the
 // store. It is idempotent; Serve already calls it.
 func (h *Host) Close(ctx context.Context) error {

@@ -29,7 +29,7 @@ func (h *Host) Serve(ctx context.Context) error {
 		go func() {
 			// stdio (local mode) is trusted: whoever can write to the
 			// host's stdin started it. One local principal.
-			sctx := auth.With(ctx, auth.Local(StdioPrincipal))
+			sctx := auth.With(ctx, auth.Local(stdioPrincipal))
 			stdioErr <- stdio.Serve(sctx, h.opts.Stdin, h.opts.Stdout, h.engine,
 				stdio.WithConcurrency(h.cfg.RPC.StdioConcurrency),
 				stdio.WithMaxFrameBytes(int(h.cfg.RPC.MaxBody)),

@@ -3,9 +3,11 @@
 // returned as *fault.Error so a caller can switch on fault.Kind and Reason
 // exactly as the host produced them.
 //
-//	c, err := client.New("http://127.0.0.1:8080")
+//	endpoint, err := client.Endpoint("http://127.0.0.1:8080") // …/rpc
+//	rpc := client.HTTP(endpoint, nil)
 //	var sess struct{ SessionID string `json:"session_id"` }
-//	err = c.Call(ctx, "_cleveragents/session/create", map[string]any{}, &sess)
+//	err = client.Call(ctx, rpc, "_cleveragents/session/create", map[string]any{}, &sess)
+//	if fault.KindOf(err) == fault.SessionNotFound { … }
 //
-// A Client is safe for concurrent use.
+// Call and the Doer that HTTP returns are safe for concurrent use.
 package client

@@ -10,8 +10,8 @@ import (
 	"strings"
 )
 
-// MaxResponseBytes bounds the response body HTTP reads (64 MiB).
-const MaxResponseBytes = 64 << 20
+// maxResponseBytes bounds the response body HTTP reads (64 MiB).
+const maxResponseBytes = 64 << 20
 
 // Endpoint accepts a host's base URL or its full JSON-RPC endpoint URL and
 // returns the endpoint: a bare base (no path, or "/") gets "/rpc".
@@ -61,7 +61,7 @@ func HTTP(endpoint string, hc *http.Client, opts ...HTTPOption) Doer {
 			return nil, err // *url.Error already names the method and URL
 		}
 		defer resp.Body.Close()
-		out, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes))
+		out, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
 		if err != nil {
 			return nil, fmt.Errorf("POST %s: reading response: %w", endpoint, err)
 		}

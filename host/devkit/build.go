@@ -74,10 +74,10 @@ func Build(ctx context.Context, dir string, opts BuildOptions) (*BuildResult, er
 	if err != nil {
 		return nil, err
 	}
-	steps := NewSteps(opts.Progress, len(tc.steps)+2)
-	steps.Start("read " + plugin.ManifestFile) // read above; shown for the full picture
-	res, err := build(ctx, dir, m, out, tc, opts, steps)
-	steps.End(err)
+	show := newSteps(opts.Progress, len(tc.steps)+2)
+	show.Start("read " + plugin.ManifestFile) // read above; shown for the full picture
+	res, err := build(ctx, dir, m, out, tc, opts, show)
+	show.End(err)
 	if err != nil {
 		return nil, err
 	}
@@ -85,13 +85,13 @@ func Build(ctx context.Context, dir string, opts BuildOptions) (*BuildResult, er
 	return res, nil
 }
 
-func build(ctx context.Context, dir string, m *plugin.Manifest, out string, tc *toolchain, opts BuildOptions, steps *Steps) (*BuildResult, error) {
+func build(ctx context.Context, dir string, m *plugin.Manifest, out string, tc *toolchain, opts BuildOptions, show *steps) (*BuildResult, error) {
 	for _, st := range tc.steps {
-		steps.Start(st.title)
+		show.Start(st.title)
 		if err := st.run(ctx, dir, opts.Env); err != nil {
 			var be *BuildError
 			if errors.As(err, &be) && opts.Progress != nil {
-				steps.End(err)
+				show.End(err)
 				fmt.Fprintln(opts.Progress, strings.TrimRight(be.Output, "\n"))
 			}
 			return nil, err
@@ -103,7 +103,7 @@ func build(ctx context.Context, dir string, m *plugin.Manifest, out string, tc *
 		}
 	}
 
-	steps.Start("check " + filepath.Base(out))
+	show.Start("check " + filepath.Base(out))
 	wasm, err := os.ReadFile(out)
 	if err != nil {
 		return nil, fmt.Errorf("build: %w", err)

@@ -9,13 +9,13 @@ import (
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
-// DevPolicy is the policy `plugin test` and `plugin validate` apply: the
+// devPolicy is the policy `plugin test` and `plugin validate` apply: the
 // operator defaults (plugin.DefaultPolicy: limits capped at 30s, 256MiB,
 // 16MiB output, concurrency 16) but granting exactly the network hosts and
 // read-only paths the manifest asks for, since a plugin author tests what
 // the plugin needs. Limits over the default caps are still refused, as a
 // default host would refuse them.
-func DevPolicy(m *plugin.Manifest) config.Policy {
+func devPolicy(m *plugin.Manifest) config.Policy {
 	p := config.DefaultPolicy()
 	p.AllowedHostPatterns = append([]string(nil), m.Permissions.AllowedHosts...)
 	for _, g := range m.Permissions.AllowedPaths {

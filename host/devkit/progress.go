@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// Steps shows the steps of a long operation with their elapsed time. On a
+// steps shows the steps of a long operation with their elapsed time. On a
 // terminal the running step's line is redrawn with a live timer; elsewhere
-// (pipes, files, CI logs) each step prints plain lines. A nil *Steps is
+// (pipes, files, CI logs) each step prints plain lines. A nil *steps is
 // silent. It is safe for use by one goroutine at a time.
-type Steps struct {
+type steps struct {
 	w     io.Writer
 	tty   bool
 	total int
@@ -25,12 +25,12 @@ type Steps struct {
 	done    chan struct{}
 }
 
-// NewSteps returns a display of total steps on w; nil when w is nil.
-func NewSteps(w io.Writer, total int) *Steps {
+// newSteps returns a display of total steps on w; nil when w is nil.
+func newSteps(w io.Writer, total int) *steps {
 	if w == nil {
 		return nil
 	}
-	return &Steps{w: w, tty: isTerminal(w), total: total}
+	return &steps{w: w, tty: isTerminal(w), total: total}
 }
 
 // isTerminal reports whether w is a character device (a TTY).
@@ -44,7 +44,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // Start begins the next step, ending the previous one as done.
-func (s *Steps) Start(name string) {
+func (s *steps) Start(name string) {
 	if s == nil {
 		return
 	}
@@ -62,7 +62,7 @@ func (s *Steps) Start(name string) {
 }
 
 // tick redraws the running step until stopped.
-func (s *Steps) tick(stop, done chan struct{}) {
+func (s *steps) tick(stop, done chan struct{}) {
 	defer close(done)
 	frames := []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 	t := time.NewTicker(100 * time.Millisecond)
@@ -81,7 +81,7 @@ func (s *Steps) tick(stop, done chan struct{}) {
 
 // End finishes the running step: done when err is nil, failed otherwise.
 // Ending when no step runs does nothing.
-func (s *Steps) End(err error) {
+func (s *steps) End(err error) {
 	if s == nil {
 		return
 	}

@@ -31,11 +31,11 @@ type harnessOptions struct {
 	logger       *slog.Logger
 }
 
-// newHarness loads the plugin folder dir under DevPolicy and the default
+// newHarness loads the plugin folder dir under devPolicy and the default
 // network policy (plus allowPrivate).
 func newHarness(ctx context.Context, dir string, m *plugin.Manifest, o harnessOptions) (_ *harness, err error) {
 	cfg := config.Defaults()
-	cfg.Policy = DevPolicy(m)
+	cfg.Policy = devPolicy(m)
 	for _, p := range o.allowPrivate {
 		cfg.Net.AllowPrivate = append(cfg.Net.AllowPrivate, p.String())
 	}

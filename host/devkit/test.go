@@ -79,7 +79,7 @@ type TestReport struct {
 
 // Test loads the plugin folder in the real sandbox (host/internal/sandbox
 // behind a host/internal/plugin registry, host functions wired to an
-// embedded state store with one session) under DevPolicy and runs every
+// embedded state store with one session) under devPolicy and runs every
 // example of every skill in manifest order (so a skill may see the context
 // an earlier one set). An example passes when the call succeeds (its output
 // valid against the output_schema) and equals the expected output if one is

@@ -53,7 +53,7 @@ func Validate(ctx context.Context, dir string, opts ValidateOptions) (*Report, e
 		return r, nil
 	}
 	r.Plugin = m.Name
-	eff, err := plugin.Check(DevPolicy(m), m)
+	eff, err := plugin.Check(devPolicy(m), m)
 	r.Problems = append(r.Problems, splitErrors(err)...)
 	if len(m.Permissions.AllowedHosts) > 0 {
 		r.Notes = append(r.Notes, fmt.Sprintf("needs network access: the operator's policy.allowed_host_patterns must cover %v", m.Permissions.AllowedHosts))
@@ -115,11 +115,11 @@ func Validate(ctx context.Context, dir string, opts ValidateOptions) (*Report, e
 }
 
 // compileCheck loads the folder as `serve` would (assembled the same way,
-// under DevPolicy): compiled and instantiated with the host functions a real
+// under devPolicy): compiled and instantiated with the host functions a real
 // host gives it. The error is the sandbox's, without the manifest prefix.
 func compileCheck(ctx context.Context, dir string, m *plugin.Manifest, cacheDir string) (err error) {
 	cfg := config.Defaults()
-	cfg.Policy = DevPolicy(m)
+	cfg.Policy = devPolicy(m)
 	parts, err := assemble.New(ctx, assemble.Spec{Config: cfg, Store: assemble.NoStore, CacheDir: cacheDir})
 	if err != nil {
 		return err

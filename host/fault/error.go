@@ -78,7 +78,6 @@ func (e *Error) Is(target error) bool {
 
 // Sentinels for errors.Is; they match any error of their kind.
 var (
-	ErrInternal          = &Error{Kind: Internal}
 	ErrInvalidParams     = &Error{Kind: InvalidParams}
 	ErrCanceled          = &Error{Kind: Canceled}
 	ErrSessionNotFound   = &Error{Kind: SessionNotFound}
