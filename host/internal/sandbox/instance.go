@@ -39,6 +39,7 @@ const logLineCap = 1 << 10
 // call at a time (the pool hands it to one caller).
 type instance struct {
 	plugin *extism.Plugin
+	fast   *fastCall // nil: calls go through CallWithContext
 	meter  *meter
 	log    *cappedLog
 	// running is the call in progress (set by Module.call around the
@@ -111,8 +112,17 @@ func (m *Module) newInstance(ctx context.Context) (_ *instance, err error) {
 		m.guestLog.write(ctx, inst.running.function, level, msg)
 	})
 	inst.plugin = p
+	inst.fast, _ = newFastCall(p)
 	m.stats.instanceCreated()
 	return inst, nil
+}
+
+// call runs function with input on the instance.
+func (i *instance) call(ctx context.Context, function string, input []byte) (uint32, []byte, error) {
+	if i.fast != nil {
+		return i.fast.call(ctx, function, input)
+	}
+	return i.plugin.CallWithContext(ctx, function, input)
 }
 
 // instantiateError is a failed instantiation with the meter that watched it.

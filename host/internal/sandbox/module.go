@@ -207,7 +207,7 @@ func (m *Module) call(ctx context.Context, function string, input []byte, timeou
 	before := inst.meter.Refusals()
 	inst.log.reset()
 	inst.running.ctx, inst.running.function = callCtx, function
-	rc, out, err := inst.plugin.CallWithContext(callCtx, function, input)
+	rc, out, err := inst.call(callCtx, function, input)
 	inst.running.ctx, inst.running.function = nil, ""
 	dur := time.Since(start)
 	ferr, keep := m.classify(ctx, callCtx, inst, before, function, rc, out, err)
