@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
 
@@ -217,4 +218,14 @@ func (s *subscription) Close() error {
 		s.b.release(s.id)
 	})
 	return nil
+}
+
+// storeFault wraps a task store error: NATS not answering (a node failing
+// over) is -32603 store_unavailable, which clients may retry; anything else
+// stays an internal error.
+func storeFault(err error, op string) error {
+	if store.Unavailable(err) || errors.Is(err, context.DeadlineExceeded) {
+		return fault.Wrap(fault.Internal, fault.ReasonStoreUnavailable, err, "a2a: "+op+": the state store did not answer (NATS failing over?); retry")
+	}
+	return fmt.Errorf("a2a: %s: %w", op, err)
 }

@@ -168,7 +168,7 @@ func (s *TaskStore) Create(ctx context.Context, rec *Record) error {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return fault.Newf(fault.InvalidState, fault.ReasonTaskExists, "task %q already exists", rec.Task.ID)
 		}
-		return fmt.Errorf("a2a: create task: %w", err)
+		return storeFault(err, "create task")
 	}
 	return nil
 }
@@ -188,7 +188,7 @@ func (s *TaskStore) get(ctx context.Context, id a2av1.TaskID) (*Record, uint64, 
 		return nil, 0, notFound(id)
 	}
 	if err != nil {
-		return nil, 0, fmt.Errorf("a2a: get task: %w", err)
+		return nil, 0, storeFault(err, "get task")
 	}
 	var rec Record
 	if err := json.Unmarshal(e.Value(), &rec); err != nil || rec.Task == nil {
@@ -233,7 +233,7 @@ func (s *TaskStore) Update(ctx context.Context, id a2av1.TaskID, next TaskState,
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("a2a: update task: %w", err)
+			return nil, storeFault(err, "update task")
 		}
 		s.dropIndex(ctx, oldKey)
 		return rec, nil

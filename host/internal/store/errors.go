@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -11,8 +12,10 @@ import (
 )
 
 // storeErr turns an error from NATS into a fault carrying the session id.
-// Context errors keep their kind (Timeout, Canceled); a full bucket is
-// ResourceExhausted; anything else is Internal.
+// A canceled context stays Canceled; a store that did not answer (NATS
+// unavailable, a request out of time) is Internal with reason
+// store_unavailable (retryable); a full bucket is ResourceExhausted;
+// anything else is Internal.
 func storeErr(err error, sessionID, op string) *fault.Error {
 	var fe *fault.Error
 	if errors.As(err, &fe) {
@@ -24,7 +27,10 @@ func storeErr(err error, sessionID, op string) *fault.Error {
 		return withSession(fault.Wrap(fault.ResourceExhausted, fault.ReasonStorageFull, err, op+": state storage is full"), sessionID)
 	case errors.Is(err, nats.ErrMaxPayload):
 		return withSession(fault.Wrap(fault.InvalidParams, fault.ReasonValueTooLarge, err, op+": record larger than the NATS max_payload"), sessionID)
-	case Unavailable(err):
+	case Unavailable(err), errors.Is(err, context.DeadlineExceeded):
+		// A store request that ran out of time (nats.go's 5 s API timeout,
+		// or the caller's deadline) is the store not answering, not a skill
+		// timeout: typically a stream leader moving to another node.
 		return withSession(fault.Wrap(fault.Internal, fault.ReasonStoreUnavailable, err,
 			op+": the state store did not answer (NATS failing over?); retry"), sessionID)
 	}
