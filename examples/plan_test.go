@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var progressLine = regexp.MustCompile(`^progress: [0-3]/3( running (greet|work|report))?$`)
+var progressLine = regexp.MustCompile(`^progress: [0-4]/4( running (greet|left|right|report)(, (left|right))?)?$`)
 
 var (
 	planBinOnce sync.Once
@@ -75,12 +75,12 @@ func writePlan(t *testing.T, body string) string {
 }
 
 // runPlan runs the plan example and returns stdout lines, stderr and the exit code.
-func runPlan(t *testing.T, url, planFile string) ([]string, string, int) {
+func runPlan(t *testing.T, url, planFile string, args ...string) ([]string, string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, mustPlanBinary(t), "--url", url, "--plan", planFile, "--interval", "20ms")
+	cmd := exec.CommandContext(ctx, mustPlanBinary(t), append([]string{"--url", url, "--plan", planFile, "--interval", "20ms"}, args...)...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	code := 0
@@ -96,24 +96,30 @@ func TestPlanExample(t *testing.T) {
 	t.Parallel()
 	url := mustHost(t, mustPlanPlugins(t))
 	planFile := writePlan(t, `{"name": "Fixture pipeline", "steps": [
-		{"id": "greet", "type": "skill", "action": "echo", "params": {"text": "hello"}},
-		{"id": "work", "type": "skill", "action": "burn", "params": {"n": 2000000, "done": true}},
-		{"id": "report", "type": "agent", "agent": "hostile", "action": "echo", "params": {"report": "ok", "steps": 3}}]}`)
-	lines, stderr, code := runPlan(t, url, planFile)
+		{"id": "greet", "type": "skill", "action": "echo", "params": {"text": "${plan.input.name}"}},
+		{"id": "left", "type": "skill", "action": "burn", "params": {"n": 2000000, "side": "left"}, "depends_on": ["greet"]},
+		{"id": "right", "type": "skill", "action": "burn", "params": {"n": 2000000, "side": "right"}, "depends_on": ["greet"]},
+		{"id": "report", "type": "agent", "agent": "hostile", "action": "echo", "depends_on": ["left", "right"],
+		 "params": {"report": "ok", "left": "${steps.left.output.side}", "right": "${steps.right.output.side}", "greeting": "hello ${steps.greet.output.text}"}}]}`)
+	inputFile := filepath.Join(t.TempDir(), "input.json")
+	if err := os.WriteFile(inputFile, []byte(`{"name":"ada"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lines, stderr, code := runPlan(t, url, planFile, "--input", inputFile)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, strings.Join(lines, "\n"), stderr)
 	}
 	if len(lines) < 6 {
 		t.Fatalf("too few lines:\n%s", strings.Join(lines, "\n"))
 	}
-	matchLines(t, lines[:3], []string{`session: sess_[0-9a-f]+`, `plan plan_[0-9a-f]+ created: "Fixture pipeline", 3 steps`, `executing: exec_[0-9a-f]+`})
+	matchLines(t, lines[:3], []string{`session: sess_[0-9a-f]+`, `plan plan_[0-9a-f]+ created: "Fixture pipeline", 4 steps`, `executing: exec_[0-9a-f]+`})
 	progress := lines[3 : len(lines)-2]
 	for _, l := range progress {
 		if !progressLine.MatchString(l) {
 			t.Errorf("progress line %q", l)
 		}
 	}
-	if diff := cmp.Diff([]string{"progress: 3/3", "completed", `result: {"report":"ok","steps":3}`},
+	if diff := cmp.Diff([]string{"progress: 4/4", "completed", `result: {"greeting":"hello ada","left":"left","report":"ok","right":"right"}`},
 		append([]string{progress[len(progress)-1]}, lines[len(lines)-2:]...)); diff != "" {
 		t.Errorf("last lines (-want +got):\n%s", diff)
 	}

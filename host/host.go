@@ -16,8 +16,10 @@ import (
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/assemble"
 	"github.com/skillhost/skillhost/host/internal/auth"
+	"github.com/skillhost/skillhost/host/internal/events"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/metrics"
+	"github.com/skillhost/skillhost/host/internal/notify"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/rpc"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
@@ -44,6 +46,7 @@ type Host struct {
 	registry *plugin.Registry
 	engine   *jsonrpc.Engine
 	metrics  *metrics.Metrics
+	events   *events.Bus
 	cards    *a2a.CardService
 	tasks    *a2a.Service
 	authn    *auth.Authenticator
@@ -122,8 +125,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 			return h.metrics.Middleware(method, authz(method, next))
 		}),
 	)
+	if err := h.setupEvents(ctx); err != nil {
+		return nil, err
+	}
+	notifier := notify.New(notify.Deps{Bus: h.events, Agents: h.registry, Logger: h.log})
 	rpc.New(rpc.Deps{Sessions: h.store, Skills: h.registry, Guard: h.guard,
-		MaxSessionBytes: int64(cfg.Store.MaxSessionBytes), Logger: h.log}).Register(h.engine, nil)
+		MaxSessionBytes: int64(cfg.Store.MaxSessionBytes), Notifier: notifier, Logger: h.log}).Register(h.engine, nil)
 	if cfg.Listen != "" {
 		if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
 			return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
@@ -146,7 +153,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 			Version: opts.Version, BodyLimit: int(cfg.HTTP.BodyLimit), ReadTimeout: cfg.HTTP.ReadTimeout,
 			WriteTimeout: cfg.HTTP.WriteTimeout, IdleTimeout: cfg.HTTP.IdleTimeout, MaxConns: cfg.HTTP.MaxConns,
 			Auth: h.authn, TLS: tlsCfg, PublicURL: h.publicURL(), AllowedOrigins: origins, AllowedHosts: cfg.HTTP.AllowedHosts,
-			Pprof: cfg.HTTP.Pprof, Logger: h.log, Ready: h.store.Ready,
+			Pprof: cfg.HTTP.Pprof, Events: h.eventSource(), Logger: h.log, Ready: h.store.Ready,
 		}, h.engine, h.cards, h.metrics.Handler())
 	}
 	return h, nil

@@ -13,7 +13,10 @@ import (
 // (to another host, or to the next start) before the registry and the store
 // close.
 func (h *Host) setupPlans(ctx context.Context) error {
-	m, err := plan.Open(ctx, plan.Deps{Store: h.store, Skills: h.registry, Sessions: h.store, Logger: h.log,
+	hooks := plan.NewWebhooks(plan.WebhookConfig{
+		Secret: h.cfg.Plans.WebhookSecret, Net: h.parts.Net, Attempts: h.cfg.Plans.WebhookAttempts,
+	})
+	m, err := plan.Open(ctx, plan.Deps{Store: h.store, Skills: h.registry, Sessions: h.store, Events: h.events, Webhooks: hooks, Logger: h.log,
 		Snapshot: h.registry.Snapshot, Principals: h.authn.Keys().PrincipalOf},
 		plan.Config{
 			Replicas:           h.cfg.Store.Replicas,

@@ -41,13 +41,15 @@ func planPlugins(t *testing.T) string {
 type planStatus struct {
 	Status   string `json:"status"`
 	Progress struct {
-		TotalSteps     int     `json:"total_steps"`
-		CompletedSteps int     `json:"completed_steps"`
-		CurrentStep    *string `json:"current_step"`
+		TotalSteps     int      `json:"total_steps"`
+		CompletedSteps int      `json:"completed_steps"`
+		CurrentStep    *string  `json:"current_step"`
+		RunningSteps   []string `json:"running_steps"`
 	} `json:"progress"`
 	Result   map[string]any `json:"result"`
 	Attempts map[string]int `json:"attempts"`
 	Error    map[string]any `json:"error"`
+	Webhook  map[string]any `json:"webhook"`
 }
 
 func waitPlan(t *testing.T, url, session, planID, what string, cond func(planStatus) bool) planStatus {

@@ -1,9 +1,10 @@
 // Command plan runs a plan on a running skillhost over HTTP JSON-RPC: it
-// creates a session, creates the plan read from --plan, executes it, polls
-// _cleveragents/plan/status and prints a line whenever the progress changes,
-// then prints the final status and result.
+// creates a session, creates the plan read from --plan, executes it (steps
+// in parallel unless --parallel=false, with the input read from --input),
+// polls _cleveragents/plan/status and prints a line whenever the progress
+// changes, then prints the final status and result.
 //
-//	go run ./examples/plan --url http://127.0.0.1:8080 --plan examples/plan/plan.json
+//	go run ./examples/plan --url http://127.0.0.1:8080 --plan examples/plan/plan.json --input examples/plan/input.json
 //
 // It exits 1 when the plan fails or is cancelled (printing the error).
 package main
@@ -19,12 +20,15 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"time"
 )
 
 func main() {
 	url := flag.String("url", "http://127.0.0.1:8080", "base URL of the host")
 	planFile := flag.String("plan", "examples/plan/plan.json", "plan definition file (JSON)")
+	inputFile := flag.String("input", "", "plan input file (JSON), read by ${plan.input…} references")
+	parallel := flag.Bool("parallel", true, "run every step whose dependencies are done at once")
 	interval := flag.Duration("interval", 100*time.Millisecond, "status polling interval")
 	timeout := flag.Duration("timeout", 5*time.Minute, "whole-plan timeout sent with plan/execute")
 	flag.Parse()
@@ -33,21 +37,37 @@ func main() {
 		fmt.Fprintln(os.Stderr, "plan:", err)
 		os.Exit(2)
 	}
+	var input json.RawMessage
+	if *inputFile != "" {
+		if input, err = os.ReadFile(*inputFile); err != nil {
+			fmt.Fprintln(os.Stderr, "plan:", err)
+			os.Exit(2)
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	c := &client{url: *url + "/rpc", http: &http.Client{Timeout: 30 * time.Second}}
-	if err := run(ctx, c, def, *interval, *timeout, os.Stdout); err != nil {
+	opts := options{input: input, parallel: *parallel, interval: *interval, timeout: *timeout}
+	if err := run(ctx, c, def, opts, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "plan:", err)
 		os.Exit(1)
 	}
 }
 
+// options are how the plan is executed and watched.
+type options struct {
+	input    json.RawMessage
+	parallel bool
+	interval time.Duration
+	timeout  time.Duration
+}
+
 type status struct {
 	Status   string `json:"status"`
 	Progress struct {
-		TotalSteps     int     `json:"total_steps"`
-		CompletedSteps int     `json:"completed_steps"`
-		CurrentStep    *string `json:"current_step"`
+		TotalSteps     int      `json:"total_steps"`
+		CompletedSteps int      `json:"completed_steps"`
+		RunningSteps   []string `json:"running_steps"`
 	} `json:"progress"`
 	Result json.RawMessage `json:"result"`
 	Error  *struct {
@@ -57,7 +77,7 @@ type status struct {
 	} `json:"error"`
 }
 
-func run(ctx context.Context, c *client, def json.RawMessage, interval, timeout time.Duration, out io.Writer) error {
+func run(ctx context.Context, c *client, def json.RawMessage, opts options, out io.Writer) error {
 	var sess struct {
 		SessionID string `json:"session_id"`
 	}
@@ -79,10 +99,14 @@ func run(ctx context.Context, c *client, def json.RawMessage, interval, timeout 
 	var started struct {
 		ExecutionID string `json:"execution_id"`
 	}
-	if err := c.call(ctx, "_cleveragents/plan/execute", map[string]any{
+	params := map[string]any{
 		"session_id": sess.SessionID, "plan_id": created.PlanID,
-		"execution_options": map[string]any{"parallel": false, "timeout": timeout.Milliseconds()},
-	}, &started); err != nil {
+		"execution_options": map[string]any{"parallel": opts.parallel, "timeout": opts.timeout.Milliseconds()},
+	}
+	if len(opts.input) > 0 {
+		params["input"] = opts.input
+	}
+	if err := c.call(ctx, "_cleveragents/plan/execute", params, &started); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "executing:", started.ExecutionID)
@@ -93,8 +117,8 @@ func run(ctx context.Context, c *client, def json.RawMessage, interval, timeout 
 			return err
 		}
 		line := fmt.Sprintf("progress: %d/%d", st.Progress.CompletedSteps, st.Progress.TotalSteps)
-		if st.Progress.CurrentStep != nil {
-			line += " running " + *st.Progress.CurrentStep
+		if len(st.Progress.RunningSteps) > 0 {
+			line += " running " + strings.Join(st.Progress.RunningSteps, ", ")
 		}
 		if line != last {
 			fmt.Fprintln(out, line)
@@ -116,7 +140,7 @@ func run(ctx context.Context, c *client, def json.RawMessage, interval, timeout 
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(interval):
+		case <-time.After(opts.interval):
 		}
 	}
 }

@@ -38,6 +38,7 @@ type Config struct {
 	Plans   Plans   `koanf:"plans"`
 	Auth    Auth    `koanf:"auth"`
 	A2A     A2A     `koanf:"a2a"`
+	Events  Events  `koanf:"events"`
 }
 
 // Sandbox configures the runtime that runs every plugin.
@@ -93,6 +94,15 @@ type TLS struct {
 	KeyFile  string `koanf:"key_file"`
 }
 
+// Events configures the event stream (GET /events): plan progress and
+// agent notifications, kept in JetStream for resuming subscribers.
+type Events struct {
+	Retention      time.Duration `koanf:"retention"`
+	MaxBytes       ByteSize      `koanf:"max_bytes"`
+	DedupeWindow   time.Duration `koanf:"dedupe_window"`
+	MaxSubscribers int           `koanf:"max_subscribers"`
+}
+
 // Plans configures plan execution (`_cleveragents/plan/*`).
 type Plans struct {
 	MaxSteps      int           `koanf:"max_steps"`
@@ -104,6 +114,11 @@ type Plans struct {
 	Retention     time.Duration `koanf:"retention"`
 	MaxBucket     ByteSize      `koanf:"max_bucket"`
 	MaxTimeout    time.Duration `koanf:"max_timeout"`
+	// WebhookSecret signs the webhooks of plans that bring no secret of
+	// their own; empty refuses such webhooks.
+	WebhookSecret string `koanf:"webhook_secret"`
+	// WebhookAttempts bounds the delivery attempts of one webhook.
+	WebhookAttempts int `koanf:"webhook_attempts"`
 }
 
 // Log configures logging (to stderr).
@@ -208,11 +223,13 @@ func Defaults() Config {
 		Plans: Plans{
 			MaxSteps: 100, MaxDefinition: 256 * KiB, MaxRecord: MiB, Workers: 4, MaxDeliver: 5,
 			AckWait: 10 * time.Second, Retention: 7 * 24 * time.Hour, MaxBucket: GiB, MaxTimeout: 24 * time.Hour,
+			WebhookAttempts: 5,
 		},
 		Auth: Auth{Keys: []AuthKey{}, Limits: AuthLimits{
 			Rate: auth.DefaultRate, SessionRate: auth.DefaultSessionRate, MaxOpenSessions: auth.DefaultMaxOpenSessions,
 			MaxConcurrentCalls: auth.DefaultMaxConcurrentCalls, MaxContextBytes: auth.DefaultMaxContextBytes,
 		}},
-		A2A: A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB},
+		A2A:    A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB},
+		Events: Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256},
 	}
 }

@@ -178,8 +178,10 @@ func (c Config) Validate() error {
 		"plans.max_record": int64(c.Plans.MaxRecord), "plans.workers": int64(c.Plans.Workers),
 		"plans.max_deliver": int64(c.Plans.MaxDeliver), "plans.ack_wait": int64(c.Plans.AckWait),
 		"plans.retention": int64(c.Plans.Retention), "plans.max_bucket": int64(c.Plans.MaxBucket),
-		"plans.max_timeout": int64(c.Plans.MaxTimeout),
-		"a2a.max_metadata":  int64(c.A2A.MaxMetadata), "a2a.max_history": int64(c.A2A.MaxHistory),
+		"plans.max_timeout": int64(c.Plans.MaxTimeout), "plans.webhook_attempts": int64(c.Plans.WebhookAttempts),
+		"events.retention": int64(c.Events.Retention), "events.max_bytes": int64(c.Events.MaxBytes),
+		"events.dedupe_window": int64(c.Events.DedupeWindow), "events.max_subscribers": int64(c.Events.MaxSubscribers),
+		"a2a.max_metadata": int64(c.A2A.MaxMetadata), "a2a.max_history": int64(c.A2A.MaxHistory),
 		"a2a.max_list_bytes": int64(c.A2A.MaxListBytes),
 	}
 	keys := make([]string, 0, len(positive))
@@ -212,5 +214,11 @@ func (c Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.validateSecurity()...)
+	if n := len(c.Plans.WebhookSecret); n != 0 && (n < 16 || n > 256) {
+		bad("plans.webhook_secret", "must be 16..256 bytes (or empty: only plans that bring a webhook_secret may use webhooks)")
+	}
+	if c.Events.DedupeWindow > c.Events.Retention {
+		bad("events.dedupe_window", "must not exceed events.retention")
+	}
 	return errors.Join(errs...)
 }

@@ -48,14 +48,20 @@ const (
 	ReasonSessionQuota     = "session_quota" // a session's context quota is used up
 
 	// Plans.
-	ReasonPlanNotFound        = "plan_not_found"         // no such plan in this session
-	ReasonPlanExists          = "plan_exists"            // plan/create with an id in use
-	ReasonPlanExecuting       = "plan_executing"         // plan/execute on a running plan
-	ReasonPlanCompleted       = "plan_completed"         // plan/execute on a completed plan
-	ReasonPlanNotExecuting    = "plan_not_executing"     // plan/cancel on a plan that is not running
-	ReasonPlanContended       = "plan_contended"         // too many concurrent updates of one plan
-	ReasonRedeliveryExhausted = "redelivery_exhausted"   // a step job was delivered plans.max_deliver times
-	ReasonParallelUnsupported = "parallel_not_supported" // execution_options.parallel: true
+	ReasonPlanNotFound        = "plan_not_found"       // no such plan in this session
+	ReasonPlanExists          = "plan_exists"          // plan/create with an id in use
+	ReasonPlanExecuting       = "plan_executing"       // plan/execute on a running plan
+	ReasonPlanCompleted       = "plan_completed"       // plan/execute on a completed plan
+	ReasonPlanNotExecuting    = "plan_not_executing"   // plan/cancel on a plan that is not running
+	ReasonPlanContended       = "plan_contended"       // too many concurrent updates of one plan
+	ReasonRedeliveryExhausted = "redelivery_exhausted" // a step job was delivered plans.max_deliver times
+	ReasonInvalidDependency   = "invalid_dependency"   // depends_on names an unknown step, the step itself, or forms a cycle
+	ReasonInvalidReference    = "invalid_reference"    // a ${…} reference is malformed, unknown, not a dependency, or misses plan input
+	ReasonReferenceMissing    = "reference_missing"    // at run time a ${steps…} reference names a path the output does not have
+	ReasonParamsTooLarge      = "params_too_large"     // a step's params, references resolved, exceed the cap
+
+	// Events.
+	ReasonTooManySubscribers = "too_many_subscribers" // GET /events: events.max_subscribers streams are open
 
 	// A2A tasks and cards.
 	ReasonTaskNotFound              = "task_not_found"
@@ -142,7 +148,12 @@ var reasonKinds = map[string][]Kind{
 	ReasonPlanNotExecuting:    {InvalidState},
 	ReasonPlanContended:       {InvalidState},
 	ReasonRedeliveryExhausted: {ResourceExhausted},
-	ReasonParallelUnsupported: {InvalidParams},
+	ReasonInvalidDependency:   {InvalidParams},
+	ReasonInvalidReference:    {InvalidParams},
+	ReasonReferenceMissing:    {InvalidParams},
+	ReasonParamsTooLarge:      {ResourceExhausted},
+
+	ReasonTooManySubscribers: {ResourceExhausted},
 
 	ReasonTaskNotFound:              {TaskNotFound},
 	ReasonTaskExists:                {InvalidState},

@@ -74,6 +74,9 @@ type Parts struct {
 	Store    *store.Store // nil with NoStore
 	Runtime  *sandbox.Runtime
 	Registry *plugin.Registry
+	// Net is the net.* policy plugins fetch under; plan webhooks are sent
+	// under it too.
+	Net hostfn.NetPolicy
 
 	tmp string // TempStore's folder
 }
@@ -90,7 +93,7 @@ func New(ctx context.Context, spec Spec) (_ *Parts, err error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Parts{}
+	p := &Parts{Net: net}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, p.Close(context.WithoutCancel(ctx)))

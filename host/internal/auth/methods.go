@@ -35,6 +35,7 @@ var methodClass = map[string]Class{
 	"_cleveragents/context/set":    ClassOwn,
 	"_cleveragents/plan/status":    ClassOwn,
 	"_cleveragents/plan/cancel":    ClassOwn,
+	"_cleveragents/plan/list":      ClassOwn,
 	"_cleveragents/skill/execute":  ClassRun,
 	"_cleveragents/agent/call":     ClassRun,
 	"_cleveragents/agent/notify":   ClassRun,

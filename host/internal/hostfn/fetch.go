@@ -80,7 +80,7 @@ func (e *tooManyRedirectsError) Error() string {
 
 func newFetcher(p NetPolicy, hosts hostMatcher) *fetcher {
 	f := &fetcher{policy: p, hosts: hosts}
-	dialer := &net.Dialer{Timeout: p.Timeout, Resolver: p.Resolver, ControlContext: dialGuard{allow: p.AllowPrivate}.control}
+	dialer := p.Dialer()
 	transport := &http.Transport{
 		Proxy:                  nil, // never from the environment
 		DialContext:            dialer.DialContext,

@@ -2,7 +2,9 @@ package hostfn
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"syscall"
 )
@@ -104,4 +106,26 @@ func (g dialGuard) control(_ context.Context, network, address string, _ syscall
 		return fmt.Errorf("dial guard: unparseable address %q: %w", address, err)
 	}
 	return g.check(ap.Addr())
+}
+
+// Dialer returns a dialer that refuses internal destinations (loopback,
+// private, link-local, cloud metadata, …) unless p.AllowPrivate lists them,
+// checked on each address actually dialed, so DNS rebinding cannot get
+// around it. http_fetch uses it, and so does everything else the host sends
+// to a URL a client chose (plan webhooks).
+func (p NetPolicy) Dialer() *net.Dialer {
+	return &net.Dialer{Timeout: p.Timeout, Resolver: p.Resolver, ControlContext: dialGuard{allow: p.AllowPrivate}.control}
+}
+
+// CheckAddr reports (as an error naming the range) whether a dialer of
+// NetPolicy.Dialer with allow as AllowPrivate would refuse addr.
+func CheckAddr(addr netip.Addr, allow []netip.Prefix) error {
+	return dialGuard{allow: allow}.check(addr)
+}
+
+// IsAddressRefused reports whether err, from a dial through NetPolicy.Dialer,
+// is the guard's refusal.
+func IsAddressRefused(err error) bool {
+	var refused *refusedAddrError
+	return errors.As(err, &refused)
 }

@@ -27,8 +27,9 @@ const (
 
 var stepIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
-// Definition is a plan: named steps run in order. It is the
-// plan_definition of _cleveragents/plan/create.
+// Definition is a plan: named steps forming a dependency graph (by default
+// each step depends on the one before it). It is the plan_definition of
+// _cleveragents/plan/create.
 type Definition struct {
 	Name        string `json:"name"`
 	Description string `json:"description,omitempty"`
@@ -46,6 +47,50 @@ type Step struct {
 	Params json.RawMessage `json:"params,omitempty"`
 	// TimeoutMS caps the step's run in milliseconds; 0 means the skill's limit.
 	TimeoutMS int64 `json:"timeout_ms,omitempty"`
+	// DependsOn lists the ids of the steps that must complete before this
+	// one starts. Absent means the step before it (none for the first);
+	// ParseDefinition replaces an absent list with that explicit one, so a
+	// stored definition always lists its dependencies ([] = none).
+	DependsOn []string `json:"depends_on"`
+	// Retry re-runs the step after a retryable failure; nil means one attempt.
+	Retry *Retry `json:"retry,omitempty"`
+}
+
+// Retry is a step's retry policy.
+type Retry struct {
+	// MaxAttempts is how often the step may start in all, the first run
+	// included: 1..MaxRetryAttempts.
+	MaxAttempts int `json:"max_attempts"`
+	// BackoffMS is the wait before the second attempt in milliseconds; it
+	// doubles before each further attempt (0..MaxBackoffMS, the doubled
+	// waits capped at MaxBackoffMS).
+	BackoffMS int64 `json:"backoff_ms"`
+}
+
+// Caps of a retry policy.
+const (
+	MaxRetryAttempts = 10
+	MaxBackoffMS     = 60_000
+)
+
+// attempts is how often the step may start.
+func (s Step) attempts() int {
+	if s.Retry == nil || s.Retry.MaxAttempts < 1 {
+		return 1
+	}
+	return s.Retry.MaxAttempts
+}
+
+// backoff is the wait before attempt n+1 after n attempts (n >= 1).
+func (s Step) backoff(n int) time.Duration {
+	if s.Retry == nil || s.Retry.BackoffMS <= 0 {
+		return 0
+	}
+	d := time.Duration(s.Retry.BackoffMS) * time.Millisecond
+	for i := 1; i < n && d < MaxBackoffMS*time.Millisecond; i++ {
+		d *= 2
+	}
+	return min(d, MaxBackoffMS*time.Millisecond)
 }
 
 // Timeout is the step's own timeout (0 = none).
@@ -66,7 +111,7 @@ func ParseDefinition(raw json.RawMessage, cfg Config) (*Definition, error) {
 func parseDefinition(raw json.RawMessage, cfg Config) (*Definition, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
-		return nil, badField("plan_definition", "is required: {name, steps:[{id, type, action, params}]}")
+		return nil, badField("plan_definition", "is required: {name, steps:[{id, type, action, params?, depends_on?, retry?}]}")
 	}
 	if len(raw) > cfg.MaxDefinitionBytes {
 		return nil, badField("plan_definition", fmt.Sprintf("is %d bytes, over the %d-byte limit", len(raw), cfg.MaxDefinitionBytes))
@@ -117,7 +162,11 @@ func (d *Definition) validate(cfg Config) error {
 			return err.With("step_id", s.ID)
 		}
 	}
-	return nil
+	g, err := d.checkGraph(seen)
+	if err != nil {
+		return err
+	}
+	return d.checkReferences(g)
 }
 
 func (s *Step) validate(field string, cfg Config) *fault.Error {
@@ -151,6 +200,14 @@ func (s *Step) validate(field string, cfg Config) *fault.Error {
 	s.Params = p
 	if s.TimeoutMS < 0 || s.Timeout() > cfg.MaxPlanTimeout {
 		return badField(field+".timeout_ms", fmt.Sprintf("must be a positive number of milliseconds, at most %d", cfg.MaxPlanTimeout.Milliseconds()))
+	}
+	if r := s.Retry; r != nil {
+		if r.MaxAttempts < 1 || r.MaxAttempts > MaxRetryAttempts {
+			return badField(field+".retry.max_attempts", fmt.Sprintf("must be 1..%d (the first run included)", MaxRetryAttempts))
+		}
+		if r.BackoffMS < 0 || r.BackoffMS > MaxBackoffMS {
+			return badField(field+".retry.backoff_ms", fmt.Sprintf("must be 0..%d milliseconds", MaxBackoffMS))
+		}
 	}
 	return nil
 }
@@ -191,5 +248,6 @@ func cleanJSONError(err error) string {
 	msg = strings.ReplaceAll(msg, "json: ", "")
 	msg = strings.ReplaceAll(msg, "plan.Definition", "plan_definition")
 	msg = strings.ReplaceAll(msg, "plan.Step", "step")
+	msg = strings.ReplaceAll(msg, "plan.Retry", "retry")
 	return clip(msg, 200)
 }

@@ -26,7 +26,13 @@ func TestParseDefinitionRefusesBadPlans(t *testing.T) {
 		{"null", `null`, "plan_definition"},
 		{"not an object", `[1]`, "plan_definition"},
 		{"unknown field", `{"name":"x","steps":[{"id":"a","type":"skill","action":"echo"}],"extra":1}`, "plan_definition"},
-		{"unknown step field", `{"name":"x","steps":[{"id":"a","type":"skill","action":"echo","retry":3}]}`, "plan_definition"},
+		{"unknown step field", `{"name":"x","steps":[{"id":"a","type":"skill","action":"echo","retries":3}]}`, "plan_definition"},
+		{"retry not an object", `{"name":"x","steps":[{"id":"a","type":"skill","action":"echo","retry":3}]}`, "plan_definition"},
+		{"unknown retry field", `{"name":"x","steps":[{"id":"a","type":"skill","action":"echo","retry":{"max_attempts":2,"jitter":1}}]}`, "plan_definition"},
+		{"zero attempts", `{"name":"x","steps":[{"id":"a","type":"skill","action":"echo","retry":{"max_attempts":0}}]}`, "plan_definition.steps[0].retry.max_attempts"},
+		{"too many attempts", `{"name":"x","steps":[{"id":"a","type":"skill","action":"echo","retry":{"max_attempts":11}}]}`, "plan_definition.steps[0].retry.max_attempts"},
+		{"negative backoff", `{"name":"x","steps":[{"id":"a","type":"skill","action":"echo","retry":{"max_attempts":2,"backoff_ms":-1}}]}`, "plan_definition.steps[0].retry.backoff_ms"},
+		{"huge backoff", `{"name":"x","steps":[{"id":"a","type":"skill","action":"echo","retry":{"max_attempts":2,"backoff_ms":60001}}]}`, "plan_definition.steps[0].retry.backoff_ms"},
 		{"trailing data", `{"name":"x","steps":[{"id":"a","type":"skill","action":"echo"}]} {}`, "plan_definition"},
 		{"no name", `{"steps":[{"id":"a","type":"skill","action":"echo"}]}`, "plan_definition.name"},
 		{"control character in name", `{"name":"a\u0007","steps":[{"id":"a","type":"skill","action":"echo"}]}`, "plan_definition.name"},
@@ -71,9 +77,10 @@ func TestParseDefinitionAcceptsSpecExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Definition{Name: "Deploy Application", Steps: []Step{
-		{ID: "step_1", Type: TypeSkill, Action: "build_application", Params: json.RawMessage(`{"version":"1.0"}`)},
-		{ID: "step_2", Type: TypeSkill, Action: "deploy_application", Params: json.RawMessage(`{"environment":"production"}`), TimeoutMS: 5000},
-		{ID: "step.3-x", Type: TypeAgent, Agent: "ops", Action: "notify"},
+		{ID: "step_1", Type: TypeSkill, Action: "build_application", Params: json.RawMessage(`{"version":"1.0"}`), DependsOn: []string{}},
+		{ID: "step_2", Type: TypeSkill, Action: "deploy_application", Params: json.RawMessage(`{"environment":"production"}`), TimeoutMS: 5000,
+			DependsOn: []string{"step_1"}},
+		{ID: "step.3-x", Type: TypeAgent, Agent: "ops", Action: "notify", DependsOn: []string{"step_2"}},
 	}}
 	if diff := cmp.Diff(want, def); diff != "" {
 		t.Errorf("definition (-want +got):\n%s", diff)
@@ -86,6 +93,8 @@ func FuzzParseDefinition(f *testing.F) {
 	f.Add(`{"name":"x","steps":[{"id":"a","type":"skill","action":"echo","params":{}}]}`)
 	f.Add(`{"name":"x","steps":[{"id":"a","type":"agent","agent":"p","action":"echo","timeout_ms":5}]}`)
 	f.Add(`{"name":"","steps":null}`)
+	f.Add(`{"name":"d","steps":[{"id":"a","type":"skill","action":"e","depends_on":[]},{"id":"b","type":"skill","action":"e","depends_on":["a"],"params":{"x":"${steps.a.output.v.0}"}}]}`)
+	f.Add(`{"name":"c","steps":[{"id":"a","type":"skill","action":"e","depends_on":["b"]},{"id":"b","type":"skill","action":"e","retry":{"max_attempts":2}}]}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		def, err := ParseDefinition(json.RawMessage(in), Config{})
 		if err != nil {

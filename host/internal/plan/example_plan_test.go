@@ -9,7 +9,9 @@ import (
 )
 
 // TestPlanJSONMatchesFirstPartyPlugins: examples/plan/plan.json passes
-// definition validation and names only skills the first-party plugins have.
+// definition validation (dependencies and references included), names only
+// skills the first-party plugins have, and examples/plan/input.json
+// satisfies its ${plan.input…} references.
 func TestPlanJSONMatchesFirstPartyPlugins(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "plan", "plan.json"))
@@ -19,6 +21,13 @@ func TestPlanJSONMatchesFirstPartyPlugins(t *testing.T) {
 	def, err := ParseDefinition(raw, Config{})
 	if err != nil {
 		t.Fatalf("plan.json: %v", err)
+	}
+	input, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "plan", "input.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := def.checkInput(input); err != nil {
+		t.Errorf("input.json: %v", err)
 	}
 	owner := map[string]string{} // skill id -> plugin name
 	dirs, err := filepath.Glob(filepath.Join("..", "..", "..", "plugins", "*", "plugin.yaml"))

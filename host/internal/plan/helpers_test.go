@@ -6,13 +6,21 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime/debug"
+	"sync"
 	"testing"
 	"time"
 
+	extism "github.com/extism/go-sdk"
+
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
+	"github.com/skillhost/skillhost/host/internal/events"
+	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 	"github.com/skillhost/skillhost/host/internal/store"
@@ -41,36 +49,134 @@ limits: {timeout: 30s}
 skills:
   - {id: burn, description: spins N iterations then echoes}
 `,
+	"solo": `name: solo
+version: 1.0.0
+description: slow fixture with one instance
+wasm: plugin.wasm
+limits: {timeout: 30s, concurrency: 1}
+skills:
+  - {id: solo_burn, function: burn, description: spins N iterations then echoes}
+`,
 }
 
-// mustPluginDir writes the test plugins into a fresh folder.
+// mustPluginDir writes the test plugins into a fresh folder: the WAT
+// fixtures and the stepper Go guest (testdata/stepper).
 func mustPluginDir(t *testing.T) string {
 	t.Helper()
 	root := t.TempDir()
 	for name, manifest := range testPlugins {
-		dir := filepath.Join(root, name)
-		wasm, err := os.ReadFile(filepath.Join("testdata", name+".wasm"))
+		module := name
+		if name == "solo" {
+			module = "burn"
+		}
+		wasm, err := os.ReadFile(filepath.Join("testdata", module+".wasm"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "plugin.wasm"), wasm, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "plugin.yaml"), []byte(manifest), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		mustWritePlugin(t, filepath.Join(root, name), map[string][]byte{"plugin.wasm": wasm, "plugin.yaml": []byte(manifest)})
 	}
+	manifest, err := os.ReadFile(filepath.Join("testdata", "stepper", "plugin.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWritePlugin(t, filepath.Join(root, "stepper"), map[string][]byte{"stepper.wasm": mustStepper(t), "plugin.yaml": manifest})
 	return root
 }
 
-// env is a real store, sandbox and registry, plus a running plan Manager.
+func mustWritePlugin(t *testing.T, dir string, files map[string][]byte) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// compileCache is wazero's compilation cache shared by every test host of
+// this binary, so the stepper Go guest compiles once, not once per host.
+var compileCache string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "plan-wazero-cache-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	compileCache = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// stepperGuest is testdata/stepper built with the SDK, once per test binary.
+var stepperGuest struct {
+	once sync.Once
+	wasm []byte
+	err  error
+}
+
+// warmCache compiles the module in file into compileCache with the host's
+// sandbox, in a separate process built without -race (compiling a Go guest
+// under the race detector takes tens of seconds), so the test hosts that
+// start in parallel load it from the cache. wazero names its cache after its
+// version, read from the binary's build information; a -race test binary
+// has none and says "dev", so the helper is told the version this binary
+// reports (a mismatch only costs the speed-up).
+func warmCache(file string) error {
+	version := "dev"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "github.com/tetratelabs/wazero" && dep.Version != "" && dep.Version != "(devel)" {
+				version = dep.Version
+			}
+		}
+	}
+	cmd := exec.Command("go", "run", "-ldflags=-X=github.com/tetratelabs/wazero/internal/version.version="+version,
+		"./testdata/precompile", compileCache, file)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("precompiling %s: %w\n%s", file, err, b)
+	}
+	return nil
+}
+
+// mustStepper returns the stepper plugin's module, building it on first use.
+func mustStepper(t *testing.T) []byte {
+	t.Helper()
+	stepperGuest.once.Do(func() {
+		dir, err := os.MkdirTemp("", "plan-stepper-")
+		if err != nil {
+			stepperGuest.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		out := filepath.Join(dir, "stepper.wasm")
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, ".")
+		cmd.Dir = filepath.Join("testdata", "stepper")
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "GOWORK=off", "GOFLAGS=-mod=readonly")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			stepperGuest.err = fmt.Errorf("building the stepper test plugin: %w\n%s", err, b)
+			return
+		}
+		if stepperGuest.err = warmCache(out); stepperGuest.err == nil {
+			stepperGuest.wasm, stepperGuest.err = os.ReadFile(out)
+		}
+	})
+	if stepperGuest.err != nil {
+		t.Fatal(stepperGuest.err)
+	}
+	return stepperGuest.wasm
+}
+
+// env is a real store, sandbox and registry (with the real host
+// functions), an event bus, plus a running plan Manager.
 type env struct {
 	data, plugins string
 	st            *store.Store
 	reg           *plugin.Registry
+	bus           *events.Bus
 	m             *Manager
 	stop          func() // stops Run and waits for it
 }
@@ -81,8 +187,15 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // attaches it: sessions without an owner are its own.
 func localCtx() context.Context { return auth.With(context.Background(), auth.Local("test")) }
 
-// mustEnv starts everything on data (a fresh folder when "").
-func mustEnv(t *testing.T, data string, cfg Config) *env {
+// testSecret signs the test hosts' webhooks; loopback lets them reach
+// receivers on 127.0.0.1 (as net.allow_private would).
+const testSecret = "test-webhook-secret-0123456789"
+
+var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+
+// mustEnv starts everything on data (a fresh folder when ""); opts adjust
+// the Manager's dependencies.
+func mustEnv(t *testing.T, data string, cfg Config, opts ...func(*Deps)) *env {
 	t.Helper()
 	ctx := localCtx()
 	e := &env{data: data, plugins: mustPluginDir(t)}
@@ -93,15 +206,26 @@ func mustEnv(t *testing.T, data string, cfg Config) *env {
 	if e.st, err = store.Open(ctx, store.Config{DataDir: e.data}); err != nil {
 		t.Fatal(err)
 	}
-	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{})
+	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: compileCache})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.reg = plugin.NewRegistry(rt, plugin.RegistryOptions{Logger: quiet})
+	e.reg = plugin.NewRegistry(rt, plugin.RegistryOptions{Logger: quiet,
+		HostFunctions: func(m *plugin.Manifest) []extism.HostFunction {
+			return hostfn.New(hostfn.Deps{Context: e.st, Logger: quiet}, hostfn.Grant{Plugin: m.Name})
+		}})
 	if err := e.reg.LoadDir(ctx, e.plugins); err != nil {
 		t.Fatal(err)
 	}
-	if e.m, err = Open(ctx, Deps{Store: e.st, Skills: e.reg, Sessions: e.st, Logger: quiet}, cfg); err != nil {
+	if e.bus, err = events.Open(ctx, e.st.JetStream(), events.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	deps := Deps{Store: e.st, Skills: e.reg, Sessions: e.st, Events: e.bus, Logger: quiet,
+		Webhooks: NewWebhooks(WebhookConfig{Secret: testSecret, Net: hostfn.NetPolicy{AllowPrivate: loopback, Timeout: 5 * time.Second}, Backoff: 50 * time.Millisecond})}
+	for _, o := range opts {
+		o(&deps)
+	}
+	if e.m, err = Open(ctx, deps, cfg); err != nil {
 		t.Fatal(err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
+	"github.com/skillhost/skillhost/host/internal/events"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
@@ -24,20 +25,21 @@ import (
 // maxMetadataBytes caps a plan's metadata object.
 const maxMetadataBytes = 64 << 10
 
-// Skills runs skills (*plugin.Registry).
-type Skills interface {
-	Execute(ctx context.Context, call plugin.Call) (*plugin.Outcome, error)
-}
-
 // Sessions checks sessions (*store.Store).
 type Sessions interface {
 	OwnedSession(ctx context.Context, id string, owns func(owner string) bool) (store.Session, error)
 }
 
+// Events receives plan progress events (*events.Bus). Publishing is best
+// effort: a failure is logged and never fails a plan.
+type Events interface {
+	Publish(ctx context.Context, e events.Event) (duplicate bool, err error)
+}
+
 // Deps are the collaborators of a Manager.
 type Deps struct {
 	Store    *store.Store // required: the plans bucket and the step stream live here
-	Skills   Skills       // required
+	Skills   Skills       // required unless Executor is set: runs steps on this host's plugins
 	Sessions Sessions     // required
 	// Snapshot finds the plugin of a step's skill, so an agent: scope
 	// covers skill steps too. Optional. Default: only skill: scopes do.
@@ -46,7 +48,15 @@ type Deps struct {
 	// (its scopes checked again at every step). Optional. Default: steps
 	// run with no principal attached (embedding without authorization).
 	Principals func(owner string) (auth.Principal, bool)
-	Logger     *slog.Logger // Optional. Default: slog.Default().
+	// Executor runs steps. Optional. Default: NewLocalExecutor(Skills).
+	Executor Executor
+	// Events receives progress events. Optional. Default: none.
+	Events Events
+	// Webhooks delivers final statuses to execution_options.webhook.
+	// Optional. Default: none (a webhook is refused).
+	Webhooks *Webhooks
+	// Logger. Optional. Default: slog.Default().
+	Logger *slog.Logger
 }
 
 // Manager creates, executes and reports plans. Its methods are safe for
@@ -58,14 +68,17 @@ type Manager struct {
 	recs       *records
 	js         jetstream.JetStream
 	cons       jetstream.Consumer
-	skills     Skills
+	exec       Executor
 	sessions   Sessions
+	events     Events
+	webhooks   *Webhooks
 	snapshot   func() *plugin.Snapshot
 	principals func(owner string) (auth.Principal, bool)
 
 	running atomic.Bool
+	workers chan struct{} // one token per step running here (cfg.Workers)
 	mu      sync.Mutex
-	steps   map[string]context.CancelFunc // execution id -> cancel of its running step here
+	steps   map[string]map[int]context.CancelFunc // execution id -> step -> cancel of its run here
 }
 
 // Open binds (creating when missing) the plans bucket, the step work-queue
@@ -75,8 +88,8 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.Store == nil || d.Skills == nil || d.Sessions == nil {
-		return nil, errors.New("plan: Deps.Store, Skills and Sessions are required")
+	if d.Store == nil || d.Sessions == nil || (d.Skills == nil && d.Executor == nil) {
+		return nil, errors.New("plan: Deps.Store, Sessions and Skills (or Executor) are required")
 	}
 	if d.Logger == nil {
 		d.Logger = slog.Default()
@@ -85,6 +98,9 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 		cfg.Replicas = d.Store.Replicas()
 	}
 	cfg.MaxRecordBytes = int(min(int64(cfg.MaxRecordBytes), d.Store.MaxRecordBytes()))
+	if d.Executor == nil {
+		d.Executor = NewLocalExecutor(d.Skills)
+	}
 	kv, err := d.Store.KeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: Bucket, Description: "skillhost plans and their checkpoints", History: 1,
 		TTL: cfg.Retention, MaxValueSize: int32(cfg.MaxRecordBytes), MaxBytes: cfg.MaxBucketBytes,
@@ -129,7 +145,8 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 	}
 	return &Manager{
 		cfg: cfg, log: d.Logger, recs: &records{kv: kv, max: cfg.MaxRecordBytes}, js: js, cons: cons,
-		skills: d.Skills, sessions: d.Sessions, snapshot: d.Snapshot, principals: d.Principals, steps: map[string]context.CancelFunc{},
+		exec: d.Executor, sessions: d.Sessions, events: d.Events, webhooks: d.Webhooks, snapshot: d.Snapshot, principals: d.Principals,
+		workers: make(chan struct{}, cfg.Workers), steps: map[string]map[int]context.CancelFunc{},
 	}, nil
 }
 
@@ -181,29 +198,47 @@ func (m *Manager) Create(ctx context.Context, in CreateRequest) (*Record, error)
 	return rec, nil
 }
 
-// ExecuteOptions are the execution_options of plan/execute.
+// ExecuteOptions are plan/execute's execution_options and input.
 type ExecuteOptions struct {
-	// Parallel must be false: steps run one after the other, in order.
+	// Parallel runs every step whose dependencies are done at once;
+	// otherwise one step runs at a time, in definition order as far as the
+	// dependencies allow.
 	Parallel bool
 	// Timeout ends the whole execution (0 = none); a running step is
 	// stopped and the plan fails with reason timeout.
 	Timeout time.Duration
+	// Input is read by ${plan.input…} references (any JSON value; empty =
+	// none).
+	Input json.RawMessage
+	// Webhook is the URL that receives the final status ("" = none).
+	Webhook string
+	// WebhookSecret signs the webhook ("" = the configured secret).
+	WebhookSecret string
 }
 
 // Execute starts a new execution of a created, failed or cancelled plan
-// from its first step and returns at once; Run executes the steps. A plan
-// that is executing or completed is InvalidState.
+// and returns at once; Run executes the steps. A plan that is executing or
+// completed is InvalidState.
 func (m *Manager) Execute(ctx context.Context, sessionID, planID string, opts ExecuteOptions) (*Record, error) {
 	if _, err := m.requireSession(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	if opts.Parallel {
-		return nil, fault.New(fault.InvalidParams, fault.ReasonParallelUnsupported,
-			"execution_options.parallel: true is not supported; steps run one after the other, in order").
-			With("field", "execution_options.parallel")
-	}
 	if opts.Timeout < 0 || opts.Timeout > m.cfg.MaxPlanTimeout {
 		return nil, badField("execution_options.timeout", fmt.Sprintf("must be a positive number of milliseconds, at most %d", m.cfg.MaxPlanTimeout.Milliseconds()))
+	}
+	input := bytes.TrimSpace(opts.Input)
+	if string(input) == "null" {
+		input = nil
+	}
+	if len(input) > m.cfg.MaxDefinitionBytes {
+		return nil, badField("input", fmt.Sprintf("is %d bytes, over the %d-byte limit", len(input), m.cfg.MaxDefinitionBytes))
+	}
+	var hook *Webhook
+	if opts.Webhook != "" || opts.WebhookSecret != "" {
+		var err error
+		if hook, err = m.webhooks.prepare(opts.Webhook, opts.WebhookSecret); err != nil {
+			return nil, err
+		}
 	}
 	rec, _, err := m.recs.get(ctx, sessionID, planID)
 	if err != nil {
@@ -215,27 +250,42 @@ func (m *Manager) Execute(ctx context.Context, sessionID, planID string, opts Ex
 	if err := m.authorize(ctx, &rec.Definition); err != nil {
 		return nil, err
 	}
-	// The first job is published before the record names the execution, so
-	// no crash can leave an executing plan without a job; a job whose
-	// execution never made it into the record is dropped by the runner.
-	execID := newID(executionIDPrefix)
-	if err := m.publish(ctx, job{SessionID: sessionID, PlanID: planID, ExecutionID: execID}); err != nil {
+	if err := rec.Definition.checkInput(input); err != nil {
 		return nil, err
 	}
-	return m.recs.update(ctx, sessionID, planID, func(r *Record) error {
-		if err := executable(r); err != nil {
-			return err
-		}
-		now := time.Now().UTC()
-		r.Status, r.ExecutionID, r.StartedAt, r.FinishedAt, r.Error = StatusExecuting, execID, &now, nil, nil
-		r.Deadline = nil
+	g := rec.Definition.graph()
+	start := func(r *Record, now time.Time) []int {
+		r.Status, r.StartedAt, r.FinishedAt, r.Error = StatusExecuting, &now, nil, nil
+		r.Parallel, r.Input, r.Webhook, r.Deadline = opts.Parallel, input, hook, nil
 		if opts.Timeout > 0 {
 			dl := now.Add(opts.Timeout)
 			r.Deadline = &dl
 		}
-		r.Checkpoint = Checkpoint{Outputs: []json.RawMessage{}, Attempts: make([]int, len(r.Definition.Steps))}
+		r.Checkpoint = freshCheckpoint(len(r.Definition.Steps))
+		return r.queueReady(g)
+	}
+	// The first jobs are published before the record names the execution,
+	// so no crash can leave an executing plan without a job; a job whose
+	// execution never made it into the record is dropped by the runner.
+	execID := newID(executionIDPrefix)
+	for _, i := range start(rec, time.Now()) {
+		if err := m.publish(ctx, job{SessionID: sessionID, PlanID: planID, ExecutionID: execID, Step: i}); err != nil {
+			return nil, err
+		}
+	}
+	rec, err = m.recs.update(ctx, sessionID, planID, func(r *Record) error {
+		if err := executable(r); err != nil {
+			return err
+		}
+		r.ExecutionID = execID
+		start(r, time.Now().UTC())
 		return nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	m.emit(ctx, rec, events.PlanStarted, "", 0, map[string]any{"total_steps": len(rec.Definition.Steps), "parallel": rec.Parallel})
+	return rec, nil
 }
 
 func executable(r *Record) error {
@@ -260,7 +310,7 @@ func (m *Manager) Status(ctx context.Context, sessionID, planID string) (*Record
 }
 
 // Cancel stops an executing plan: its status becomes cancelled at once and
-// the running step's sandbox call is interrupted (on another host within
+// the running steps' sandbox calls are interrupted (on other hosts within
 // AckWait/3).
 func (m *Manager) Cancel(ctx context.Context, sessionID, planID string) (*Record, error) {
 	if _, err := m.requireSession(ctx, sessionID); err != nil {
@@ -273,12 +323,14 @@ func (m *Manager) Cancel(ctx context.Context, sessionID, planID string) (*Record
 		}
 		now := time.Now().UTC()
 		r.Status, r.FinishedAt = StatusCancelled, &now
+		r.endActive(now)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	m.interrupt(rec.ExecutionID)
+	m.finished(ctx, rec)
 	return rec, nil
 }
 
@@ -310,13 +362,35 @@ func (m *Manager) authorize(ctx context.Context, def *Definition) error {
 	return nil
 }
 
-// interrupt cancels the execution's step if it runs on this host.
+// interrupt cancels the execution's steps that run on this host.
 func (m *Manager) interrupt(execID string) {
 	m.mu.Lock()
-	cancel := m.steps[execID]
+	var cancels []context.CancelFunc
+	for _, c := range m.steps[execID] {
+		cancels = append(cancels, c)
+	}
 	m.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	for _, c := range cancels {
+		c()
+	}
+}
+
+// track registers the cancel of a step running here; the returned func
+// removes it.
+func (m *Manager) track(execID string, step int, cancel context.CancelFunc) func() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.steps[execID] == nil {
+		m.steps[execID] = map[int]context.CancelFunc{}
+	}
+	m.steps[execID][step] = cancel
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		delete(m.steps[execID], step)
+		if len(m.steps[execID]) == 0 {
+			delete(m.steps, execID)
+		}
 	}
 }
 

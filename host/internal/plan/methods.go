@@ -15,6 +15,7 @@ const (
 	MethodExecute = "_cleveragents/plan/execute"
 	MethodStatus  = "_cleveragents/plan/status"
 	MethodCancel  = "_cleveragents/plan/cancel" // beyond spec 001
+	MethodList    = "_cleveragents/plan/list"   // beyond spec 001
 )
 
 // Register adds the plan methods to eng, each wrapped by mw when it is not
@@ -25,6 +26,7 @@ func (m *Manager) Register(eng *jsonrpc.Engine, mw func(method string, h jsonrpc
 		MethodExecute: m.rpcExecute,
 		MethodStatus:  m.rpcStatus,
 		MethodCancel:  m.rpcCancel,
+		MethodList:    m.rpcList,
 	} {
 		if mw != nil {
 			h = mw(method, h)
@@ -65,11 +67,14 @@ func (m *Manager) rpcCreate(ctx context.Context, req *jsonrpc.Request) (any, err
 }
 
 type executeParams struct {
-	SessionID        string `json:"session_id"`
-	PlanID           string `json:"plan_id"`
+	SessionID        string          `json:"session_id"`
+	PlanID           string          `json:"plan_id"`
+	Input            json.RawMessage `json:"input"`
 	ExecutionOptions *struct {
-		Parallel *bool    `json:"parallel"`
-		Timeout  *float64 `json:"timeout"` // milliseconds, whole plan
+		Parallel      *bool    `json:"parallel"`
+		Timeout       *float64 `json:"timeout"` // milliseconds, whole plan
+		Webhook       string   `json:"webhook"`
+		WebhookSecret string   `json:"webhook_secret"`
 	} `json:"execution_options"`
 }
 
@@ -88,9 +93,10 @@ func (m *Manager) rpcExecute(ctx context.Context, req *jsonrpc.Request) (any, er
 	if err := requirePlanID(p.PlanID); err != nil {
 		return nil, err
 	}
-	var opts ExecuteOptions
+	opts := ExecuteOptions{Input: p.Input}
 	if o := p.ExecutionOptions; o != nil {
 		opts.Parallel = o.Parallel != nil && *o.Parallel
+		opts.Webhook, opts.WebhookSecret = o.Webhook, o.WebhookSecret
 		if o.Timeout != nil {
 			if *o.Timeout <= 0 || *o.Timeout > float64(m.cfg.MaxPlanTimeout.Milliseconds()) {
 				return nil, badField("execution_options.timeout", "must be a positive number of milliseconds, at most "+
@@ -109,63 +115,6 @@ func (m *Manager) rpcExecute(ctx context.Context, req *jsonrpc.Request) (any, er
 type planParams struct {
 	SessionID string `json:"session_id"`
 	PlanID    string `json:"plan_id"`
-}
-
-// StatusResult is the result of plan/status (and plan/cancel): spec 001's
-// fields plus execution_id, step_results, attempts and timestamps.
-type StatusResult struct {
-	PlanID      string                     `json:"plan_id"`
-	ExecutionID *string                    `json:"execution_id"`
-	Name        string                     `json:"name"`
-	Status      string                     `json:"status"`
-	Progress    Progress                   `json:"progress"`
-	Result      json.RawMessage            `json:"result"` // the last step's output once completed, else null
-	StepResults map[string]json.RawMessage `json:"step_results"`
-	Attempts    map[string]int             `json:"attempts"`
-	Error       *StepError                 `json:"error"`
-	CreatedAt   string                     `json:"created_at"`
-	StartedAt   *string                    `json:"started_at"`
-	FinishedAt  *string                    `json:"finished_at"`
-}
-
-// Progress is the progress object of plan/status.
-type Progress struct {
-	TotalSteps     int     `json:"total_steps"`
-	CompletedSteps int     `json:"completed_steps"`
-	CurrentStep    *string `json:"current_step"` // the step running or next to run; null unless executing
-}
-
-// StatusOf renders a record as plan/status reports it.
-func StatusOf(rec *Record) StatusResult {
-	steps := rec.Definition.Steps
-	done := rec.Checkpoint.Completed()
-	out := StatusResult{
-		PlanID: rec.PlanID, Name: rec.Definition.Name, Status: rec.Status, Error: rec.Error,
-		Progress:    Progress{TotalSteps: len(steps), CompletedSteps: done},
-		Result:      json.RawMessage("null"),
-		StepResults: make(map[string]json.RawMessage, done),
-		Attempts:    map[string]int{},
-		CreatedAt:   jsonrpc.Timestamp(rec.CreatedAt),
-		StartedAt:   optTimestamp(rec.StartedAt), FinishedAt: optTimestamp(rec.FinishedAt),
-	}
-	if rec.ExecutionID != "" {
-		out.ExecutionID = &rec.ExecutionID
-	}
-	for i, o := range rec.Checkpoint.Outputs {
-		out.StepResults[steps[i].ID] = o
-	}
-	for i, n := range rec.Checkpoint.Attempts {
-		if n > 0 {
-			out.Attempts[steps[i].ID] = n
-		}
-	}
-	if rec.Status == StatusCompleted && done > 0 {
-		out.Result = rec.Checkpoint.Outputs[done-1]
-	}
-	if rec.Status == StatusExecuting && done < len(steps) {
-		out.Progress.CurrentStep = &steps[done].ID
-	}
-	return out
 }
 
 func (m *Manager) rpcStatus(ctx context.Context, req *jsonrpc.Request) (any, error) {
@@ -205,10 +154,17 @@ func requirePlanID(id string) error {
 	return nil
 }
 
-func optTimestamp(t *time.Time) *string {
-	if t == nil {
-		return nil
+type listParams struct {
+	SessionID string `json:"session_id"`
+	Status    string `json:"status"`
+	Cursor    string `json:"cursor"`
+	Limit     int    `json:"limit"`
+}
+
+func (m *Manager) rpcList(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p listParams
+	if err := req.Bind(&p); err != nil {
+		return nil, err
 	}
-	s := jsonrpc.Timestamp(*t)
-	return &s
+	return m.List(ctx, ListRequest(p))
 }

@@ -28,7 +28,7 @@ func TestPlanRunsStepsInOrder(t *testing.T) {
 	st := waitFor(t, e, sess, "p1", "completion", finished)
 	want := StatusResult{
 		PlanID: "p1", ExecutionID: &rec.ExecutionID, Name: "test plan", Status: StatusCompleted,
-		Progress: Progress{TotalSteps: 3, CompletedSteps: 3},
+		Progress: Progress{TotalSteps: 3, CompletedSteps: 3, RunningSteps: []string{}},
 		Result:   json.RawMessage(`{"n":1000,"words":1}`),
 		StepResults: map[string]json.RawMessage{
 			"fetch": json.RawMessage(`{"text":"hello"}`),
@@ -36,8 +36,19 @@ func TestPlanRunsStepsInOrder(t *testing.T) {
 			"count": json.RawMessage(`{"n":1000,"words":1}`),
 		},
 		Attempts: map[string]int{"fetch": 1, "shout": 1, "count": 1},
+		Steps: []StepStatus{
+			{ID: "fetch", Status: StepCompleted, Attempts: 1, DependsOn: []string{}},
+			{ID: "shout", Status: StepCompleted, Attempts: 1, DependsOn: []string{"fetch"}},
+			{ID: "count", Status: StepCompleted, Attempts: 1, DependsOn: []string{"shout"}},
+		},
 	}
-	ignore := func(s StatusResult) StatusResult { s.CreatedAt, s.StartedAt, s.FinishedAt = "", nil, nil; return s }
+	ignore := func(s StatusResult) StatusResult {
+		s.CreatedAt, s.StartedAt, s.FinishedAt = "", nil, nil
+		for i := range s.Steps {
+			s.Steps[i].StartedAt, s.Steps[i].FinishedAt = nil, nil
+		}
+		return s
+	}
 	if diff := cmp.Diff(want, ignore(st)); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
@@ -85,7 +96,7 @@ func TestFailedStepFailsThePlan(t *testing.T) {
 				map[string]any{"code": st.Error.Code, "step_id": st.Error.Details["step_id"], "reason": st.Error.Details["reason"], "attempt": st.Error.Details["attempt"]}); diff != "" {
 				t.Errorf("error (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(Progress{TotalSteps: 3, CompletedSteps: 1}, st.Progress); diff != "" {
+			if diff := cmp.Diff(Progress{TotalSteps: 3, CompletedSteps: 1, RunningSteps: []string{}}, st.Progress); diff != "" {
 				t.Errorf("progress (-want +got):\n%s", diff)
 			}
 			if _, ran := st.Attempts["never"]; ran || string(st.Result) != "null" {
@@ -122,7 +133,6 @@ func TestPlanMethodErrors(t *testing.T) {
 			_, err := e.m.Create(ctx, CreateRequest{SessionID: owner, PlanID: "mine", Definition: definition(step("s", "echo", ""))})
 			return err
 		}, fault.InvalidState, fault.ReasonPlanExists},
-		{"parallel", func() error { _, err := e.m.Execute(ctx, owner, "mine", ExecuteOptions{Parallel: true}); return err }, fault.InvalidParams, fault.ReasonParallelUnsupported},
 		{"cancel a created plan", func() error { _, err := e.m.Cancel(ctx, owner, "mine"); return err }, fault.InvalidState, fault.ReasonPlanNotExecuting},
 	}
 	for _, tt := range tests {
@@ -173,7 +183,7 @@ func TestCancelStopsTheRunningStep(t *testing.T) {
 		t.Errorf("the cancelled step kept its worker for %v", d)
 	}
 	st := StatusOf(mustRecord(t, e, sess, "forever"))
-	if diff := cmp.Diff(Progress{TotalSteps: 2}, st.Progress); st.Status != StatusCancelled || diff != "" || st.Error != nil {
+	if diff := cmp.Diff(Progress{TotalSteps: 2, RunningSteps: []string{}}, st.Progress); st.Status != StatusCancelled || diff != "" || st.Error != nil {
 		t.Errorf("cancelled plan: status %s error %+v progress diff %s", st.Status, st.Error, diff)
 	}
 	// A cancelled plan may be executed again, from its first step.

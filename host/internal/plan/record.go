@@ -28,6 +28,17 @@ const (
 	generatedPlanIDPrefix = "plan_"
 )
 
+// Step statuses, as plan/status reports them.
+const (
+	StepPending   = "pending"   // waiting for its dependencies
+	StepQueued    = "queued"    // ready; its job is on the work queue
+	StepRunning   = "running"   // running (or interrupted by a crash, about to run again)
+	StepRetrying  = "retrying"  // failed retryably; waiting for its next attempt
+	StepCompleted = "completed" // done; its output is checkpointed
+	StepFailed    = "failed"    // failed for good; the plan failed with it
+	StepCancelled = "cancelled" // was queued, running or retrying when the plan ended
+)
+
 // Record is what the plans bucket keeps per plan.
 type Record struct {
 	PlanID    string `json:"plan_id"`
@@ -44,22 +55,59 @@ type Record struct {
 	StartedAt   *time.Time      `json:"started_at,omitempty"`
 	FinishedAt  *time.Time      `json:"finished_at,omitempty"`
 	// Deadline ends the whole execution (execution_options.timeout).
-	Deadline   *time.Time `json:"deadline,omitempty"`
+	Deadline *time.Time `json:"deadline,omitempty"`
+	// Parallel runs every ready step at once (execution_options.parallel).
+	Parallel bool `json:"parallel,omitempty"`
+	// Input is plan/execute's input, read by ${plan.input…} references.
+	Input json.RawMessage `json:"input,omitempty"`
+	// Webhook receives the final status (execution_options.webhook).
+	Webhook    *Webhook   `json:"webhook,omitempty"`
 	Checkpoint Checkpoint `json:"checkpoint"`
 	Error      *StepError `json:"error,omitempty"`
 }
 
-// Checkpoint is the progress of the current execution: the outputs of the
-// steps completed so far (in order) and how often each step was started.
+// Checkpoint is the progress of the current execution, one state per step
+// in definition order.
 type Checkpoint struct {
-	Outputs  []json.RawMessage `json:"outputs"`  // one per completed step
-	Attempts []int             `json:"attempts"` // one per step
+	Steps []StepState `json:"steps"`
 }
 
-// Completed is the number of steps completed.
-func (c Checkpoint) Completed() int { return len(c.Outputs) }
+// StepState is one step's part of the checkpoint.
+type StepState struct {
+	Status   string `json:"status"`
+	Attempts int    `json:"attempts"` // how often the step started
+	// Output is the step's output once completed.
+	Output json.RawMessage `json:"output,omitempty"`
+	// Job is the stream sequence of the job message that runs the step, so
+	// a redelivery of that job (after a crash) runs it again while any other
+	// copy of the job is dropped.
+	Job        uint64     `json:"job,omitempty"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`  // the latest attempt's start
+	FinishedAt *time.Time `json:"finished_at,omitempty"` // completed or failed
+	Error      *StepError `json:"error,omitempty"`       // the latest failure
+}
 
-// StepError is why an execution failed, as plan/status reports it.
+// Completed is the number of completed steps.
+func (c Checkpoint) Completed() int {
+	n := 0
+	for _, s := range c.Steps {
+		if s.Status == StepCompleted {
+			n++
+		}
+	}
+	return n
+}
+
+// fresh is the checkpoint of a new execution of n steps.
+func freshCheckpoint(n int) Checkpoint {
+	c := Checkpoint{Steps: make([]StepState, n)}
+	for i := range c.Steps {
+		c.Steps[i].Status = StepPending
+	}
+	return c
+}
+
+// StepError is why a step, or an execution, failed, as plan/status reports it.
 type StepError struct {
 	Code    int            `json:"code"`
 	Message string         `json:"message"`

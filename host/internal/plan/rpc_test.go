@@ -72,7 +72,7 @@ func TestSpecExample(t *testing.T) {
 		"code": r["error"].(map[string]any)["code"], "details": r["error"].(map[string]any)["details"]}
 	wantStatus := map[string]any{
 		"status":       "failed",
-		"progress":     map[string]any{"total_steps": float64(2), "completed_steps": float64(0), "current_step": nil},
+		"progress":     map[string]any{"total_steps": float64(2), "completed_steps": float64(0), "current_step": nil, "running_steps": []any{}},
 		"result":       nil,
 		"step_results": map[string]any{},
 		"code":         float64(-32602),
@@ -102,7 +102,6 @@ func TestWireErrors(t *testing.T) {
 		{"no plan id", `{"method":"_cleveragents/plan/execute","params":{"session_id":"` + owner + `"}}`, -32602, "invalid_params"},
 		{"array params", `{"method":"_cleveragents/plan/status","params":["x"]}`, -32602, "invalid_params"},
 		{"unknown param", `{"method":"_cleveragents/plan/status","params":{"session_id":"` + owner + `","plan_id":"p","bogus":1}}`, -32602, "invalid_params"},
-		{"parallel", `{"method":"_cleveragents/plan/execute","params":{"session_id":"` + owner + `","plan_id":"p","execution_options":{"parallel":true}}}`, -32602, fault.ReasonParallelUnsupported},
 		{"negative timeout", `{"method":"_cleveragents/plan/execute","params":{"session_id":"` + owner + `","plan_id":"p","execution_options":{"timeout":-5}}}`, -32602, "invalid_params"},
 		{"huge timeout", `{"method":"_cleveragents/plan/execute","params":{"session_id":"` + owner + `","plan_id":"p","execution_options":{"timeout":1e300}}}`, -32602, "invalid_params"},
 		{"duplicate", `{"method":"_cleveragents/plan/create","params":{"session_id":"` + owner + `","plan_id":"p","plan_definition":{"name":"x","steps":[{"id":"a","type":"skill","action":"echo"}]}}}`, -32107, fault.ReasonPlanExists},

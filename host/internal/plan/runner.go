@@ -14,9 +14,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/fault"
-	"github.com/skillhost/skillhost/host/internal/auth"
-	"github.com/skillhost/skillhost/host/internal/hostfn"
-	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
 const (
@@ -26,12 +23,28 @@ const (
 	startRetry = 250 * time.Millisecond // redelivery delay while waiting for that record
 )
 
-// job is one step job on the work queue: "run step Step of this execution".
+// Job kinds.
+const (
+	jobStep    = ""        // run step Step
+	jobWebhook = "webhook" // deliver the final status to the plan's webhook
+)
+
+// job is one job on the work queue: "run step Step of this execution", or
+// "deliver this execution's final status".
 type job struct {
 	SessionID   string `json:"session_id"`
 	PlanID      string `json:"plan_id"`
 	ExecutionID string `json:"execution_id"`
 	Step        int    `json:"step"`
+	Kind        string `json:"kind,omitempty"`
+}
+
+// msgID names a job for the stream's duplicate detection.
+func (j job) msgID() string {
+	if j.Kind == jobWebhook {
+		return j.ExecutionID + ":webhook"
+	}
+	return j.ExecutionID + ":" + strconv.Itoa(j.Step)
 }
 
 // publish enqueues j. The message id makes a re-publish after a crash
@@ -42,14 +55,16 @@ func (m *Manager) publish(ctx context.Context, j job) error {
 	if err != nil {
 		return fmt.Errorf("plan: encode job: %w", err)
 	}
-	_, err = m.js.Publish(ctx, SubjectBase+"."+j.ExecutionID, b, jetstream.WithMsgID(j.ExecutionID+":"+strconv.Itoa(j.Step)))
+	_, err = m.js.Publish(ctx, SubjectBase+"."+j.ExecutionID, b, jetstream.WithMsgID(j.msgID()))
 	if err != nil {
 		return storeErr(err, "enqueue step")
 	}
 	return nil
 }
 
-// Run executes step jobs with cfg.Workers workers until ctx ends. Jobs left
+// Run executes jobs until ctx ends. It holds up to 2 × cfg.Workers jobs at
+// once but runs at most cfg.Workers steps: a step waiting for its retry
+// backoff or for a busy plugin holds a job, not a worker. Jobs left
 // unacknowledged by a crash are redelivered after AckWait, so plans resume
 // from their checkpoint; on ctx's end the running steps are interrupted and
 // their jobs handed back at once (to another host, or to the next start).
@@ -59,7 +74,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		return errors.New("plan: Run called twice")
 	}
 	var wg sync.WaitGroup
-	for range m.cfg.Workers {
+	for range 2 * m.cfg.Workers {
 		wg.Go(func() { m.work(ctx) })
 	}
 	wg.Wait()
@@ -96,7 +111,7 @@ func (m *Manager) handle(ctx context.Context, msg jetstream.Msg) {
 	var j job
 	meta, merr := msg.Metadata()
 	if err := json.Unmarshal(msg.Data(), &j); err != nil || merr != nil || j.ExecutionID == "" {
-		m.log.Error("plan: dropping a malformed step job", "subject", msg.Subject())
+		m.log.Error("plan: dropping a malformed job", "subject", msg.Subject())
 		_ = msg.Term()
 		return
 	}
@@ -124,13 +139,26 @@ func (m *Manager) handle(ctx context.Context, msg jetstream.Msg) {
 		m.ack(ctx, msg, log) // stale: an older execution's job
 		return
 	}
-	done := rec.Checkpoint.Completed()
+	if j.Kind == jobWebhook {
+		m.deliverWebhook(ctx, msg, rec, log)
+		return
+	}
+	if !rec.consistent() || j.Step < 0 || j.Step >= len(rec.Definition.Steps) {
+		log.Error("plan: the job does not fit the plan's checkpoint (written by another version?)")
+		m.fail(ctx, msg, j, fault.Newf(fault.Internal, fault.ReasonInternal,
+			"the plan's checkpoint does not fit this host's version; execute the plan again"), log)
+		return
+	}
+	st := rec.Checkpoint.Steps[j.Step]
+	seq := meta.Sequence.Stream
 	switch {
-	case rec.Status != StatusExecuting, j.Step > done:
-		m.ack(ctx, msg, log)
-	case j.Step < done:
-		// Checkpointed before a crash: only the next job may be missing.
-		m.advance(ctx, msg, rec, log)
+	case rec.Status != StatusExecuting:
+		m.advance(ctx, msg, rec, log) // ended meanwhile; the webhook job may be missing
+	case st.Status == StepCompleted:
+		m.advance(ctx, msg, rec, log) // checkpointed before a crash: the next jobs may be missing
+	case st.Status == StepPending, st.Status == StepFailed, st.Status == StepCancelled,
+		st.Status != StepQueued && st.Job != seq:
+		m.ack(ctx, msg, log) // not this job's to run (a duplicate, or a step that ended)
 	case int(meta.NumDelivered) >= m.cfg.MaxDeliver:
 		m.fail(ctx, msg, j, fault.Newf(fault.ResourceExhausted, fault.ReasonRedeliveryExhausted,
 			"step %q was handed out %d times without finishing (the host running it stopped each time)",
@@ -138,7 +166,7 @@ func (m *Manager) handle(ctx context.Context, msg jetstream.Msg) {
 	case rec.Deadline != nil && !time.Now().Before(*rec.Deadline):
 		m.fail(ctx, msg, j, fault.New(fault.Timeout, fault.ReasonTimeout, "the plan's execution timeout passed"), log)
 	default:
-		m.runStep(ctx, msg, j, log)
+		m.runStep(ctx, msg, j, seq, rec.Owner, log)
 	}
 }
 
@@ -168,103 +196,9 @@ func (m *Manager) awaitExecution(ctx context.Context, rec *Record, j job, publis
 	return rec, nil
 }
 
-// errStale ends an update whose job no longer matches the record.
-var errStale = errors.New("plan: job is stale")
-
-// runStep runs the job's step, checkpoints its output and enqueues the next.
-func (m *Manager) runStep(ctx context.Context, msg jetstream.Msg, j job, log *slog.Logger) {
-	current := func(r *Record) error {
-		if r.ExecutionID != j.ExecutionID || r.Status != StatusExecuting || r.Checkpoint.Completed() != j.Step {
-			return errStale
-		}
-		return nil
-	}
-	rec, err := m.recs.update(ctx, j.SessionID, j.PlanID, func(r *Record) error {
-		if err := current(r); err != nil {
-			return err
-		}
-		r.Checkpoint.Attempts[j.Step]++
-		return nil
-	})
-	if errors.Is(err, errStale) {
-		m.ack(ctx, msg, log)
-		return
-	}
-	if err != nil {
-		m.retry(msg, log, err)
-		return
-	}
-	step := rec.Definition.Steps[j.Step]
-	timeout := step.Timeout()
-	if rec.Deadline != nil {
-		if left := time.Until(*rec.Deadline); timeout == 0 || left < timeout {
-			timeout = max(left, time.Millisecond)
-		}
-	}
-	sctx, cancel := context.WithCancel(ctx)
-	if m.principals != nil {
-		who, ok := m.principals(rec.Owner)
-		if !ok {
-			cancel()
-			m.fail(ctx, msg, j, fault.New(fault.Unauthorized, fault.ReasonInvalidCredentials,
-				"the API key that owns this plan is no longer configured"), log)
-			return
-		}
-		sctx = auth.With(sctx, who)
-	}
-	m.mu.Lock()
-	m.steps[j.ExecutionID] = cancel
-	m.mu.Unlock()
-	beats := m.heartbeat(sctx, cancel, msg, j)
-	log.Debug("plan: running step", "step_id", step.ID, "action", step.Action, "attempt", rec.Checkpoint.Attempts[j.Step])
-	rid := j.ExecutionID + "/" + step.ID
-	out, runErr := m.skills.Execute(hostfn.WithCall(sctx, &hostfn.Call{SessionID: j.SessionID, Skill: step.Action, RequestID: rid}),
-		plugin.Call{SkillID: step.Action, Agent: step.Agent, Input: step.Params, Timeout: timeout, SessionID: j.SessionID, RequestID: rid})
-	cancel()
-	<-beats
-	m.mu.Lock()
-	delete(m.steps, j.ExecutionID)
-	m.mu.Unlock()
-	if ctx.Err() != nil {
-		// Shutting down: the step did not finish; hand the job back.
-		_ = msg.Nak()
-		return
-	}
-	if runErr != nil {
-		m.fail(ctx, msg, j, fault.From(runErr), log)
-		return
-	}
-	if len(out.Output) > m.cfg.MaxRecordBytes {
-		m.fail(ctx, msg, j, m.recs.tooLarge(len(out.Output)), log) // cannot fit: spare the encoding
-		return
-	}
-	rec, err = m.recs.update(ctx, j.SessionID, j.PlanID, func(r *Record) error {
-		if err := current(r); err != nil {
-			return err
-		}
-		r.Checkpoint.Outputs = append(r.Checkpoint.Outputs, outputValue(out.Output))
-		if r.Checkpoint.Completed() == len(r.Definition.Steps) {
-			now := time.Now().UTC()
-			r.Status, r.FinishedAt = StatusCompleted, &now
-		}
-		return nil
-	})
-	var fe *fault.Error
-	switch {
-	case errors.Is(err, errStale):
-		m.ack(ctx, msg, log) // cancelled meanwhile
-	case errors.As(err, &fe) && fe.Kind == fault.ResourceExhausted:
-		m.fail(ctx, msg, j, fe, log) // the output does not fit the checkpoint
-	case err != nil:
-		m.retry(msg, log, err) // the step runs again: its output was not checkpointed
-	default:
-		m.advance(ctx, msg, rec, log)
-	}
-}
-
 // heartbeat tells JetStream the job is alive every AckWait/3 and cancels the
-// step when the plan is no longer this execution's (cancelled, possibly on
-// another host). The returned channel closes when it stops.
+// step when the plan is no longer this execution's (cancelled or failed,
+// possibly on another host). The returned channel closes when it stops.
 func (m *Manager) heartbeat(ctx context.Context, cancel context.CancelFunc, msg jetstream.Msg, j job) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
@@ -288,45 +222,37 @@ func (m *Manager) heartbeat(ctx context.Context, cancel context.CancelFunc, msg 
 	return done
 }
 
-// advance enqueues the job of the first step not yet checkpointed (if the
-// plan is still executing) and acknowledges msg.
+// advance re-publishes the jobs of the execution's queued steps and, once
+// it has ended, its webhook job (all idempotent within the stream's
+// duplicate window), then acknowledges msg.
 func (m *Manager) advance(ctx context.Context, msg jetstream.Msg, rec *Record, log *slog.Logger) {
-	if next := rec.Checkpoint.Completed(); rec.Status == StatusExecuting && next < len(rec.Definition.Steps) {
-		err := m.publish(ctx, job{SessionID: rec.SessionID, PlanID: rec.PlanID, ExecutionID: rec.ExecutionID, Step: next})
-		if err != nil {
-			m.retry(msg, log, err)
-			return
-		}
+	if err := m.enqueue(ctx, rec); err != nil {
+		m.retry(msg, log, err)
+		return
 	}
 	m.ack(ctx, msg, log)
 }
 
-// fail marks the job's execution failed with fe (unless it already ended)
-// and acknowledges msg.
-func (m *Manager) fail(ctx context.Context, msg jetstream.Msg, j job, fe *fault.Error, log *slog.Logger) {
-	_, err := m.recs.update(ctx, j.SessionID, j.PlanID, func(r *Record) error {
-		if r.ExecutionID != j.ExecutionID || r.Status != StatusExecuting {
-			return errStale
+// enqueue publishes the jobs an updated record calls for: one per queued
+// step while executing, the webhook job once ended.
+func (m *Manager) enqueue(ctx context.Context, rec *Record) error {
+	base := job{SessionID: rec.SessionID, PlanID: rec.PlanID, ExecutionID: rec.ExecutionID}
+	if rec.Status == StatusExecuting {
+		for _, i := range rec.withStatus(StepQueued) {
+			j := base
+			j.Step = i
+			if err := m.publish(ctx, j); err != nil {
+				return err
+			}
 		}
-		step := r.Definition.Steps[j.Step]
-		now := time.Now().UTC()
-		r.Status, r.FinishedAt = StatusFailed, &now
-		details := map[string]any{"step_id": step.ID, "step_index": j.Step, "reason": fe.Reason, "action": step.Action,
-			"attempt": r.Checkpoint.Attempts[j.Step]}
-		if step.Agent != "" {
-			details["agent"] = step.Agent
-		}
-		r.Error = &StepError{Code: fe.Kind.Code(), Message: fmt.Sprintf("step %q failed: %s", step.ID, fe.Message()), Details: details}
 		return nil
-	})
-	if err != nil && !errors.Is(err, errStale) {
-		m.retry(msg, log, err)
-		return
 	}
-	if err == nil {
-		log.Info("plan: failed", "reason", fe.Reason, "err", fe.Message())
+	if rec.Webhook != nil && rec.Webhook.Status == WebhookPending {
+		j := base
+		j.Kind = jobWebhook
+		return m.publish(ctx, j)
 	}
-	m.ack(ctx, msg, log)
+	return nil
 }
 
 func (m *Manager) ack(ctx context.Context, msg jetstream.Msg, log *slog.Logger) {

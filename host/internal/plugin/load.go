@@ -121,7 +121,7 @@ func closeAll(cs []io.Closer) {
 	}
 }
 
-// checkExports refuses a skill whose function the module does not export.
+// checkExports refuses a skill (or events) function the module does not export.
 func checkExports(m *Manifest, info sandbox.ModuleInfo) error {
 	var errs []error
 	for i, s := range m.Skills {
@@ -129,6 +129,10 @@ func checkExports(m *Manifest, info sandbox.ModuleInfo) error {
 			errs = append(errs, &FieldError{File: m.File, Field: fmt.Sprintf("skills[%d].function", i),
 				Msg: fmt.Sprintf("%q is not exported by %s", s.Function, m.Wasm)})
 		}
+	}
+	if m.Events != nil && !info.HasExport(m.Events.Function) {
+		errs = append(errs, &FieldError{File: m.File, Field: "events.function",
+			Msg: fmt.Sprintf("%q is not exported by %s", m.Events.Function, m.Wasm)})
 	}
 	return errors.Join(errs...)
 }

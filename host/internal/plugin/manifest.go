@@ -36,6 +36,9 @@ type Manifest struct {
 	Limits      config.Limits // requested limits; zero fields are filled from the policy defaults
 	Permissions Permissions
 	Skills      []*Skill
+	// Events names the export that receives agent notifications
+	// (_cleveragents/agent/notify); nil when the plugin takes none.
+	Events *Events
 
 	Dir  string // the plugin folder, as given to LoadManifest
 	File string // the manifest path, used in error messages
@@ -47,6 +50,11 @@ type Permissions struct {
 	AllowedHosts []string          // exact host names or "*.suffix" patterns
 	AllowedPaths []PathGrant       // sorted by GuestPath
 	Config       map[string]string // handed to the plugin as Extism config
+}
+
+// Events is the manifest's `events:` section.
+type Events struct {
+	Function string // the wasm export called with each notification
 }
 
 // PathGrant mounts a host directory into the guest.
@@ -102,6 +110,11 @@ type rawManifest struct {
 	Limits      rawLimits      `yaml:"limits"`
 	Permissions rawPermissions `yaml:"permissions"`
 	Skills      []rawSkill     `yaml:"skills"`
+	Events      *rawEvents     `yaml:"events"`
+}
+
+type rawEvents struct {
+	Function string `yaml:"function"`
 }
 
 type rawLimits struct {

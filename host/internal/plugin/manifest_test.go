@@ -92,6 +92,13 @@ func TestDecodeManifestValid(t *testing.T) {
 	if m.Skills[0].input == nil || m.Skills[0].output == nil || m.Skills[1].input != nil {
 		t.Error("schemas not compiled as declared")
 	}
+	if m.Events != nil {
+		t.Errorf("events %+v without an events section", m.Events)
+	}
+	m = mustDecode(t, validYAML+"events:\n  function: on_event\n")
+	if diff := cmp.Diff(&Events{Function: "on_event"}, m.Events); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
 }
 
 func TestDecodeManifestErrors(t *testing.T) {
@@ -167,6 +174,9 @@ func TestDecodeManifestErrors(t *testing.T) {
 		{"schema alias", edit("output_schema: {type: object}", "output_schema: {$defs: {s: &s {type: string}}, properties: {x: *s}}"),
 			f + "skills[0].output_schema: not representable as JSON: line 29: YAML aliases are not supported"},
 		{"schema not json", edit("output_schema: {type: object}", "output_schema: {type: .inf}"), f + "skills[0].output_schema: not representable as JSON: "},
+		{"events without function", validYAML + "events: {}\n", f + "events.function: is required"},
+		{"events unknown field", validYAML + "events: {function: on_event, retries: 3}\n", f + "line 33: unknown field retries"},
+		{"events not a mapping", validYAML + "events: on_event\n", f + "line 33: cannot unmarshal !!str `on_event` into plugin.rawEvents"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

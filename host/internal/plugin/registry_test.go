@@ -112,6 +112,8 @@ func TestLoadRefusals(t *testing.T) {
 			"limits.memory: 512MiB exceeds the operator's max 256MiB"},
 		{"missing export", config.Policy{}, pluginSpec{name: "p", skills: "  - {id: nope, description: d}\n"},
 			`skills[0].function: "nope" is not exported by plugin.wasm`},
+		{"missing events export", config.Policy{}, pluginSpec{name: "p", extra: "events: {function: on_event}"},
+			`events.function: "on_event" is not exported by plugin.wasm`},
 		{"missing import", config.Policy{}, pluginSpec{name: "p", module: "hostcall", skills: "  - {id: probe, description: d}\n"},
 			"wasm: plugin.wasm: loading plugin \"p\": invalid wasm module: imports not provided by the host: extism:host/user.probe"},
 		{"2^32-1 locals", config.Policy{}, pluginSpec{name: "p", module: "shape/locals_4g", skills: "  - {id: run, description: d}\n"},

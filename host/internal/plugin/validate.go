@@ -109,6 +109,10 @@ func (v *validator) manifest(raw *rawManifest) *Manifest {
 	m.Limits = v.limits(&raw.Limits)
 	m.Permissions = v.permissions(filepath.Dir(v.file), &raw.Permissions)
 	m.Skills = v.skills(raw.Skills)
+	if raw.Events != nil {
+		v.text("events.function", raw.Events.Function, maxShortLen, true)
+		m.Events = &Events{Function: raw.Events.Function}
+	}
 	return m
 }
 

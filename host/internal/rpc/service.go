@@ -10,6 +10,7 @@ import (
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+	"github.com/skillhost/skillhost/host/internal/notify"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
@@ -41,6 +42,11 @@ type Skills interface {
 	Execute(ctx context.Context, call plugin.Call) (*plugin.Outcome, error)
 }
 
+// Notifier records and delivers agent/notify notifications (*notify.Service).
+type Notifier interface {
+	Notify(ctx context.Context, n notify.Notification) (*notify.Result, error)
+}
+
 // Deps are the collaborators of a Service.
 type Deps struct {
 	Sessions Sessions
@@ -52,7 +58,10 @@ type Deps struct {
 	// per-key context cap is only summed up when open sessions could
 	// exceed it. Optional. Default: 0 (always summed).
 	MaxSessionBytes int64
-	Logger          *slog.Logger // Optional. Default: slog.Default().
+	// Notifier handles agent/notify. Optional. Default: none (notifications
+	// are only logged).
+	Notifier Notifier
+	Logger   *slog.Logger // Optional. Default: slog.Default().
 }
 
 // Service serves the `_cleveragents/*` methods. Every method acts for the
@@ -62,6 +71,7 @@ type Service struct {
 	skills          Skills
 	guard           *auth.Guard
 	maxSessionBytes int64
+	notifier        Notifier
 	log             *slog.Logger
 	keyLocks        keyLocks
 }
@@ -75,7 +85,7 @@ func New(d Deps) *Service {
 		d.Guard = auth.NewGuard(nil)
 	}
 	return &Service{sessions: d.Sessions, skills: d.Skills, guard: d.Guard, maxSessionBytes: d.MaxSessionBytes,
-		log: d.Logger, keyLocks: keyLocks{m: map[string]*sync.Mutex{}}}
+		notifier: d.Notifier, log: d.Logger, keyLocks: keyLocks{m: map[string]*sync.Mutex{}}}
 }
 
 // Middleware wraps a handler, e.g. to record metrics.

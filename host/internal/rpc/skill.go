@@ -9,6 +9,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+	"github.com/skillhost/skillhost/host/internal/notify"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
@@ -131,15 +132,17 @@ type agentNotifyParams struct {
 	Data          json.RawMessage `json:"data"`
 }
 
-// agentNotify accepts an event for an agent. Events are logged with their
-// session and target; there is no response (it is a notification).
+// agentNotify accepts an event for an agent: the notifier records it on the
+// event stream and hands it to the target plugin's events export (at most
+// once per envelope request_id). Sent as a notification it has no response;
+// with an id the result says whether the target took it.
 func (s *Service) agentNotify(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p agentNotifyParams
 	if err := req.Bind(&p); err != nil {
 		return nil, err
 	}
 	if p.Event == "" {
-		return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "event is required")
+		return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "event is required").With("field", "event")
 	}
 	if p.SessionID != "" {
 		if err := s.requireSession(ctx, p.SessionID); err != nil {
@@ -152,7 +155,19 @@ func (s *Service) agentNotify(ctx context.Context, req *jsonrpc.Request) (any, e
 		}
 	}
 	s.log.Info("agent event", "event", p.Event, "target_agent_id", p.TargetAgentID, "session_id", p.SessionID, "data_bytes", len(p.Data))
-	return map[string]any{"status": "accepted", "event": p.Event}, nil
+	if s.notifier == nil {
+		return map[string]any{"status": "accepted", "event": p.Event}, nil
+	}
+	res, err := s.notifier.Notify(ctx, notify.Notification{
+		ID: req.Meta.RequestID, Owner: auth.From(ctx).Owner(), SessionID: p.SessionID, Target: p.TargetAgentID, Event: p.Event, Data: p.Data,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		*notify.Result
+		Event string `json:"event"`
+	}{res, p.Event}, nil
 }
 
 // OutputValue is a plugin's output as the JSON value it encodes when it is

@@ -45,6 +45,9 @@ type Config struct {
 	// Pprof serves the Go profiler under /debug/pprof/ (all but cmdline),
 	// with the access rules of /metrics. Optional. Default: false.
 	Pprof bool
+	// Events serves GET /events (Server-Sent Events). Optional. Default:
+	// none (the route is absent).
+	Events EventSource
 	// Logger receives request errors. Optional. Default: slog.Default().
 	Logger *slog.Logger
 	// Ready reports whether the host can serve state (its NATS connection

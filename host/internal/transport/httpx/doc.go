@@ -2,7 +2,8 @@
 // transport-agnostic JSON-RPC engine. It owns no protocol logic.
 //
 // Routes: POST /rpc (JSON-RPC; SSE for streaming results), POST /events
-// (notifications only), GET /health, GET /.well-known/agent-card.json and
+// (notifications only), GET /events (the event stream as SSE, from an
+// EventSource), GET /health, GET /.well-known/agent-card.json and
 // per-agent cards (from a CardSource), GET /metrics (Prometheus).
 //
 //	srv := httpx.New(httpx.Config{Version: "1.2.0"}, engine, cards, metricsHandler)

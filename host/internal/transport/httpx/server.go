@@ -71,6 +71,9 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 	s.app.Get("/agents/:name/.well-known/agent-card.json", s.agentCard)
 	s.app.Post("/rpc", s.guard, s.rpc)
 	s.app.Post("/events", s.guard, s.events)
+	if cfg.Events != nil {
+		s.app.Get("/events", s.guard, s.subscribe)
+	}
 	if metrics != nil {
 		s.app.Get("/metrics", s.guard, s.metricsScope, adaptor.HTTPHandler(metrics))
 	}

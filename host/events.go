@@ -1,0 +1,36 @@
+package host
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/skillhost/skillhost/host/internal/events"
+	"github.com/skillhost/skillhost/host/internal/transport/httpx"
+)
+
+// setupEvents opens the event stream that plan progress and agent
+// notifications go to (and GET /events reads).
+func (h *Host) setupEvents(ctx context.Context) error {
+	bus, err := events.Open(ctx, h.store.JetStream(), events.Config{
+		Retention: h.cfg.Events.Retention, MaxBytes: int64(h.cfg.Events.MaxBytes),
+		DedupeWindow: h.cfg.Events.DedupeWindow, MaxSubscribers: h.cfg.Events.MaxSubscribers,
+		Replicas: h.store.Replicas(),
+	})
+	if err != nil {
+		return fmt.Errorf("events: %w", err)
+	}
+	h.events = bus
+	return nil
+}
+
+// eventSource serves GET /events from the bus; the session must be active.
+func (h *Host) eventSource() httpx.EventSource {
+	src := events.Source{Bus: h.events, Sessions: h.store}
+	return func(ctx context.Context, q httpx.EventQuery) (httpx.EventStream, error) {
+		st, err := src.Open(ctx, events.Query(q))
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
+	}
+}

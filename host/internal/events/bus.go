@@ -1,0 +1,296 @@
+package events
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/skillhost/skillhost/host/fault"
+)
+
+// Event types.
+const (
+	PlanStarted       = "plan.started"
+	PlanStepStarted   = "plan.step.started"
+	PlanStepProgress  = "plan.step.progress"
+	PlanStepRetrying  = "plan.step.retrying"
+	PlanStepCompleted = "plan.step.completed"
+	PlanStepFailed    = "plan.step.failed"
+	PlanCompleted     = "plan.completed"
+	PlanFailed        = "plan.failed"
+	PlanCancelled     = "plan.cancelled"
+	AgentNotify       = "agent.notify"
+)
+
+// Event is one event on the bus.
+type Event struct {
+	// Seq is the stream sequence: the event's id for subscribers. Set on
+	// events a Subscription returns; ignored by Publish.
+	Seq uint64
+	// ID is the dedupe id: a second Publish with the same ID within the
+	// dedupe window is dropped. "" = never deduplicated.
+	ID string
+	// Type is one of the event type constants.
+	Type string
+	// Owner is the owner of what the event is about (auth.Principal.Owner:
+	// the session's owner, or the notifying principal's); subscribers see
+	// only their own. Not sent to subscribers.
+	Owner string
+	// SessionID is the session the event belongs to ("" = none).
+	SessionID string
+	// PlanID is the plan the event is about ("" = none).
+	PlanID string
+	// Time is when it happened; Publish sets it when zero.
+	Time time.Time
+	// Data is the event's payload: a JSON object.
+	Data json.RawMessage
+}
+
+// envelope is the stored (and sent) form of an event.
+type envelope struct {
+	ID        string          `json:"id,omitempty"` // the sequence, set when sent
+	Type      string          `json:"type"`
+	Time      string          `json:"time"`
+	SessionID string          `json:"session_id,omitempty"`
+	PlanID    string          `json:"plan_id,omitempty"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// timeFormat is the wire timestamp format (milliseconds, UTC).
+const timeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// Bus publishes and replays events. It is safe for concurrent use.
+type Bus struct {
+	cfg  Config
+	js   jetstream.JetStream
+	subs atomic.Int64
+}
+
+// Open creates or updates the events stream.
+func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Bus, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        Stream,
+		Description: "skillhost events: plan progress and agent notifications",
+		Subjects:    []string{SubjectBase + ".>"},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		Replicas:    cfg.Replicas,
+		MaxAge:      cfg.Retention,
+		MaxBytes:    cfg.MaxBytes,
+		MaxMsgSize:  MaxEventBytes,
+		Discard:     jetstream.DiscardOld,
+		Duplicates:  cfg.DedupeWindow,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("events: open stream %s: %w", Stream, err)
+	}
+	return &Bus{cfg: cfg, js: js}, nil
+}
+
+// token encodes a subject token: base64url of s, "_" for "".
+func token(s string) string {
+	if s == "" {
+		return "_"
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(s))
+}
+
+// Publish stores e. It reports duplicate when e.ID was published within the
+// dedupe window (the event is then not stored again).
+func (b *Bus) Publish(ctx context.Context, e Event) (duplicate bool, err error) {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	if len(e.Data) == 0 {
+		e.Data = json.RawMessage("{}")
+	}
+	body, err := json.Marshal(envelope{Type: e.Type, Time: e.Time.UTC().Format(timeFormat), SessionID: e.SessionID, PlanID: e.PlanID, Data: e.Data})
+	if err != nil {
+		return false, fmt.Errorf("events: encode %s: %w", e.Type, err)
+	}
+	if len(body) > MaxEventBytes {
+		return false, fmt.Errorf("events: %s event is %d bytes, over the %d-byte limit", e.Type, len(body), MaxEventBytes)
+	}
+	subject := SubjectBase + "." + token(e.Owner) + "." + token(e.SessionID) + "." + token(e.PlanID) + "." + e.Type
+	var opts []jetstream.PublishOpt
+	if e.ID != "" {
+		opts = append(opts, jetstream.WithMsgID(e.ID))
+	}
+	ack, err := b.js.Publish(ctx, subject, body, opts...)
+	if err != nil {
+		return false, fmt.Errorf("events: publish %s: %w", e.Type, err)
+	}
+	return ack.Duplicate, nil
+}
+
+// Filter selects the events of a subscription.
+type Filter struct {
+	// Owners limits the subscription to events of these owners ("" is a
+	// valid owner: records made before owners existed); nil means every
+	// owner.
+	Owners []string
+	// SessionID limits the subscription to one session; "" means every
+	// session.
+	SessionID string
+	// PlanID limits it to one plan of the session (needs SessionID).
+	PlanID string
+	// After resumes after this event id; 0 starts with the next new event.
+	After uint64
+	// Replay starts with the oldest retained event (After is then ignored).
+	Replay bool
+}
+
+// subjects are the filter's subject patterns: owner, session, plan, then
+// the type (which has dots, hence ">").
+func (f Filter) subjects() []string {
+	session, plan := "*", "*"
+	if f.SessionID != "" {
+		session = token(f.SessionID)
+		if f.PlanID != "" {
+			plan = token(f.PlanID)
+		}
+	}
+	owners := []string{"*"}
+	if f.Owners != nil {
+		owners = owners[:0]
+		for _, o := range f.Owners {
+			owners = append(owners, token(o))
+		}
+	}
+	out := make([]string, 0, len(owners))
+	for _, o := range owners {
+		out = append(out, SubjectBase+"."+o+"."+session+"."+plan+".>")
+	}
+	return out
+}
+
+// Subscription delivers the events of a Filter in stream order. It is not
+// safe for concurrent use; Close it when done.
+type Subscription struct {
+	bus  *Bus
+	it   jetstream.MessagesContext
+	msgs chan jetstream.Msg
+	errc chan error
+	done atomic.Bool
+}
+
+// Subscribe opens a subscription. More than MaxSubscribers open at once on
+// this host is ResourceExhausted (too_many_subscribers).
+func (b *Bus) Subscribe(ctx context.Context, f Filter) (*Subscription, error) {
+	if f.Owners != nil && len(f.Owners) == 0 {
+		return nil, errors.New("events: a filter with an empty owner list matches nothing")
+	}
+	if n := b.subs.Add(1); n > int64(b.cfg.MaxSubscribers) {
+		b.subs.Add(-1)
+		return nil, fault.Newf(fault.ResourceExhausted, fault.ReasonTooManySubscribers,
+			"%d event subscriptions are open on this host, the limit (events.max_subscribers)", b.cfg.MaxSubscribers)
+	}
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: f.subjects(), DeliverPolicy: jetstream.DeliverNewPolicy}
+	switch {
+	case f.Replay:
+		cfg.DeliverPolicy = jetstream.DeliverAllPolicy
+	case f.After > 0:
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, f.After+1
+	}
+	cons, err := b.js.OrderedConsumer(ctx, Stream, cfg)
+	if err != nil {
+		b.subs.Add(-1)
+		return nil, fmt.Errorf("events: subscribe: %w", err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(64))
+	if err != nil {
+		b.subs.Add(-1)
+		return nil, fmt.Errorf("events: subscribe: %w", err)
+	}
+	s := &Subscription{bus: b, it: it, msgs: make(chan jetstream.Msg), errc: make(chan error, 1)}
+	go s.pump()
+	return s, nil
+}
+
+// pump moves messages from the iterator to Next, one at a time.
+func (s *Subscription) pump() {
+	for {
+		msg, err := s.it.Next()
+		if err != nil {
+			s.errc <- err
+			close(s.msgs)
+			return
+		}
+		s.msgs <- msg
+	}
+}
+
+// Next returns the next event, waiting until there is one or ctx ends.
+func (s *Subscription) Next(ctx context.Context) (Event, error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return Event{}, ctx.Err()
+		case msg, ok := <-s.msgs:
+			if !ok {
+				err := <-s.errc
+				if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+					err = context.Canceled
+				}
+				return Event{}, err
+			}
+			ev, ok := decode(msg)
+			if ok {
+				return ev, nil
+			}
+		}
+	}
+}
+
+// decode turns a stored message into an Event; malformed ones are skipped.
+func decode(msg jetstream.Msg) (Event, bool) {
+	meta, err := msg.Metadata()
+	if err != nil {
+		return Event{}, false
+	}
+	var env envelope
+	if json.Unmarshal(msg.Data(), &env) != nil {
+		return Event{}, false
+	}
+	t, _ := time.Parse(timeFormat, env.Time)
+	return Event{Seq: meta.Sequence.Stream, Type: env.Type, SessionID: env.SessionID, PlanID: env.PlanID, Time: t, Data: env.Data}, true
+}
+
+// Close ends the subscription and frees its slot.
+func (s *Subscription) Close() error {
+	if s.done.CompareAndSwap(false, true) {
+		s.it.Stop()
+		go func() { // let pump finish
+			for range s.msgs {
+			}
+		}()
+		s.bus.subs.Add(-1)
+	}
+	return nil
+}
+
+// SSE renders e as one Server-Sent Events frame: id, event and one data
+// line holding the envelope (JSON never contains a raw newline).
+func (e Event) SSE() []byte {
+	id := strconv.FormatUint(e.Seq, 10)
+	body, _ := json.Marshal(envelope{ID: id, Type: e.Type, Time: e.Time.UTC().Format(timeFormat), SessionID: e.SessionID, PlanID: e.PlanID, Data: e.Data})
+	out := make([]byte, 0, len(body)+len(e.Type)+len(id)+24)
+	out = append(out, "id: "...)
+	out = append(out, id...)
+	out = append(out, "\nevent: "...)
+	out = append(out, e.Type...)
+	out = append(out, "\ndata: "...)
+	out = append(out, body...)
+	return append(out, "\n\n"...)
+}

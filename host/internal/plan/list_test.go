@@ -1,0 +1,80 @@
+package plan
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/skillhost/skillhost/host/fault"
+)
+
+func TestPlanInput(t *testing.T) {
+	t.Parallel()
+	e := mustEnv(t, "", Config{})
+	sess := mustSession(t, e)
+	mustCreate(t, e, sess, "in", definition(step("greet", "echo", `{"hello":"${plan.input.user.name}","n":"${plan.input.n}","all":"${plan.input}"}`)))
+	ctx := localCtx()
+	_, err := e.m.Execute(ctx, sess, "in", ExecuteOptions{})
+	wantFault(t, err, fault.InvalidParams, fault.ReasonInvalidReference)
+	_, err = e.m.Execute(ctx, sess, "in", ExecuteOptions{Input: json.RawMessage(`{"user":{}}`)})
+	wantFault(t, err, fault.InvalidParams, fault.ReasonInvalidReference)
+	mustExecute(t, e, sess, "in", ExecuteOptions{Input: json.RawMessage(`{"user":{"name":"ada"},"n":7}`)})
+	st := waitFor(t, e, sess, "in", "completion", finished)
+	want := `{"all":{"n":7,"user":{"name":"ada"}},"hello":"ada","n":7}`
+	if st.Status != StatusCompleted || string(st.Result) != want {
+		t.Errorf("status %s result %s, want %s", st.Status, st.Result, want)
+	}
+}
+
+func TestPlanList(t *testing.T) {
+	t.Parallel()
+	e := mustEnv(t, "", Config{})
+	ctx := localCtx()
+	sess, other := mustSession(t, e), mustSession(t, e)
+	for _, id := range []string{"p3", "p1", "p2"} {
+		mustCreate(t, e, sess, id, definition(step("s", "echo", `{}`)))
+	}
+	mustCreate(t, e, other, "theirs", definition(step("s", "echo", `{}`)))
+	mustExecute(t, e, sess, "p2", ExecuteOptions{})
+	waitFor(t, e, sess, "p2", "completion", finished)
+
+	ids := func(r *ListResult) []string {
+		out := []string{}
+		for _, p := range r.Plans {
+			out = append(out, p.PlanID+":"+p.Status)
+		}
+		return out
+	}
+	page, err := e.m.List(ctx, ListRequest{SessionID: sess, Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"p1:created", "p2:completed"}, ids(page)); diff != "" || page.NextCursor == nil {
+		t.Fatalf("first page (-want +got):\n%s\ncursor %v", diff, page.NextCursor)
+	}
+	page, err = e.m.List(ctx, ListRequest{SessionID: sess, Limit: 2, Cursor: *page.NextCursor})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"p3:created"}, ids(page)); diff != "" || page.NextCursor != nil {
+		t.Errorf("second page (-want +got):\n%s\ncursor %v", diff, page.NextCursor)
+	}
+	page, err = e.m.List(ctx, ListRequest{SessionID: sess, Status: StatusCompleted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"p2:completed"}, ids(page)); diff != "" || page.Plans[0].CompletedSteps != 1 {
+		t.Errorf("completed plans (-want +got):\n%s", diff)
+	}
+	empty := mustSession(t, e)
+	if page, err = e.m.List(ctx, ListRequest{SessionID: empty}); err != nil || len(page.Plans) != 0 {
+		t.Errorf("a session without plans: %+v, %v", page, err)
+	}
+	_, err = e.m.List(ctx, ListRequest{SessionID: sess, Limit: MaxListLimit + 1})
+	wantFault(t, err, fault.InvalidParams, fault.ReasonInvalidParams)
+	_, err = e.m.List(ctx, ListRequest{SessionID: sess, Status: "running"})
+	wantFault(t, err, fault.InvalidParams, fault.ReasonInvalidParams)
+	_, err = e.m.List(ctx, ListRequest{SessionID: "sess_nope"})
+	wantFault(t, err, fault.SessionNotFound, fault.ReasonSessionNotFound)
+}

@@ -1,0 +1,317 @@
+package plan
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
+	"github.com/skillhost/skillhost/host/internal/events"
+	"github.com/skillhost/skillhost/host/internal/hostfn"
+)
+
+// errStale ends an update whose job no longer matches the record.
+var errStale = errors.New("plan: job is stale")
+
+// owns refuses (errStale) a change of step j.Step by the job with stream
+// sequence seq unless the record names the job's execution, the plan is
+// executing, and the step is queued or held by that job.
+func owns(r *Record, j job, seq uint64) error {
+	if r.ExecutionID != j.ExecutionID || r.Status != StatusExecuting || !r.consistent() {
+		return errStale
+	}
+	switch st := r.Checkpoint.Steps[j.Step]; {
+	case st.Status == StepQueued:
+	case (st.Status == StepRunning || st.Status == StepRetrying) && st.Job == seq:
+	default:
+		return errStale
+	}
+	return nil
+}
+
+// runStep runs the job's step until it completes, fails for good, or the
+// plan ends: each attempt waits for room (the plugin's, then one of this
+// host's workers), is checkpointed as started, runs, and on a retryable
+// failure waits out the backoff without holding a worker.
+func (m *Manager) runStep(ctx context.Context, msg jetstream.Msg, j job, seq uint64, owner string, log *slog.Logger) {
+	sctx, cancel := context.WithCancel(ctx)
+	if m.principals != nil {
+		// Steps run as the plan's owner: its scopes are checked again at
+		// every step (the registry does), so revoking a key stops its plans.
+		who, ok := m.principals(owner)
+		if !ok {
+			cancel()
+			m.fail(ctx, msg, j, fault.New(fault.Unauthorized, fault.ReasonInvalidCredentials,
+				"the API key that owns this plan is no longer configured"), log)
+			return
+		}
+		sctx = auth.With(sctx, who)
+	}
+	untrack := m.track(j.ExecutionID, j.Step, cancel)
+	beats := m.heartbeat(sctx, cancel, msg, j)
+	defer func() {
+		cancel()
+		<-beats
+		untrack()
+	}()
+	for {
+		out, rec, attempt, runErr := m.attempt(sctx, j, seq)
+		switch {
+		case ctx.Err() != nil:
+			_ = msg.Nak() // shutting down: the step did not finish; hand the job back
+			return
+		case errors.Is(runErr, errStale), runErr != nil && sctx.Err() != nil:
+			m.ack(ctx, msg, log) // the plan ended (or moved on) meanwhile
+			return
+		case runErr == nil:
+			m.complete(ctx, msg, j, seq, rec, out, log)
+			return
+		}
+		var store *storeError
+		if errors.As(runErr, &store) {
+			m.retry(msg, log, runErr)
+			return
+		}
+		step := rec.Definition.Steps[j.Step]
+		fe := fault.From(runErr)
+		deadlinePassed := rec.Deadline != nil && !time.Now().Before(*rec.Deadline)
+		if !retryable(runErr) || attempt >= step.attempts() || deadlinePassed {
+			m.fail(ctx, msg, j, fe, log)
+			return
+		}
+		wait := step.backoff(attempt)
+		rec, err := m.recs.update(ctx, j.SessionID, j.PlanID, func(r *Record) error {
+			if err := owns(r, j, seq); err != nil {
+				return err
+			}
+			st := &r.Checkpoint.Steps[j.Step]
+			st.Status, st.Error = StepRetrying, stepError(fe, attempt)
+			return nil
+		})
+		switch {
+		case errors.Is(err, errStale):
+			m.ack(ctx, msg, log)
+			return
+		case err != nil:
+			m.retry(msg, log, err)
+			return
+		}
+		m.emit(ctx, rec, events.PlanStepRetrying, step.ID, attempt, map[string]any{
+			"code": fe.Kind.Code(), "reason": fe.WireReason(), "message": fe.Message(), "backoff_ms": wait.Milliseconds(),
+		})
+		log.Info("plan: step failed; retrying", "step_id", step.ID, "attempt", attempt, "reason", fe.WireReason(), "backoff", wait)
+		select {
+		case <-sctx.Done():
+			continue // the next attempt sees why (shutdown or a stale plan)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// storeError is a failure to read or write the plan record: the job is
+// handed back rather than the step failed.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// attempt makes one attempt at the job's step. It returns the outcome, the
+// record as checkpointed at the attempt's start and the attempt number;
+// errStale when the job may no longer run the step, a *storeError when the
+// record could not be read or written.
+func (m *Manager) attempt(ctx context.Context, j job, seq uint64) (*StepOutcome, *Record, int, error) {
+	rec, _, err := m.recs.get(ctx, j.SessionID, j.PlanID)
+	if err != nil {
+		return nil, nil, 0, &storeError{err}
+	}
+	if err := owns(rec, j, seq); err != nil {
+		return nil, rec, 0, err
+	}
+	call := m.stepCall(rec, j)
+	if r, ok := m.exec.(Reserver); ok {
+		release, err := r.Reserve(ctx, call)
+		if err != nil {
+			return nil, rec, 0, err
+		}
+		defer release()
+	}
+	select {
+	case m.workers <- struct{}{}:
+		defer func() { <-m.workers }()
+	case <-ctx.Done():
+		return nil, rec, 0, ctx.Err()
+	}
+	rec, err = m.recs.update(ctx, j.SessionID, j.PlanID, func(r *Record) error {
+		if err := owns(r, j, seq); err != nil {
+			return err
+		}
+		st := &r.Checkpoint.Steps[j.Step]
+		now := time.Now().UTC()
+		st.Status, st.Job, st.StartedAt, st.FinishedAt = StepRunning, seq, &now, nil
+		st.Attempts++
+		return nil
+	})
+	if errors.Is(err, errStale) {
+		return nil, rec, 0, errStale
+	}
+	if err != nil {
+		return nil, rec, 0, &storeError{err}
+	}
+	step := rec.Definition.Steps[j.Step]
+	attempt := rec.Checkpoint.Steps[j.Step].Attempts
+	m.emit(ctx, rec, events.PlanStepStarted, step.ID, attempt, nil)
+	input, ferr := rec.Definition.resolveParams(j.Step, func(k int) json.RawMessage { return rec.Checkpoint.Steps[k].Output },
+		rec.Input, m.cfg.MaxRecordBytes)
+	if ferr != nil {
+		return nil, rec, attempt, ferr
+	}
+	call = m.stepCall(rec, j)
+	call.Input = input
+	call.Progress = func(p hostfn.Progress) {
+		data := map[string]any{"percent": p.Percent, "message": p.Message}
+		if len(p.Data) > 0 {
+			data["data"] = p.Data
+		}
+		m.emit(ctx, rec, events.PlanStepProgress, step.ID, attempt, data)
+	}
+	out, err := m.exec.RunStep(ctx, call)
+	if out != nil {
+		out.Ended = time.Now().UTC() // while the step's room is still held
+	}
+	if err == nil && len(out.Output) > m.cfg.MaxRecordBytes {
+		err = m.recs.tooLarge(len(out.Output)) // cannot fit the checkpoint: spare the encoding
+	}
+	return out, rec, attempt, err
+}
+
+// stepCall describes the job's step for the executor; its timeout is the
+// smaller of the step's timeout_ms and the time left before the plan's.
+func (m *Manager) stepCall(rec *Record, j job) StepCall {
+	step := rec.Definition.Steps[j.Step]
+	timeout := step.Timeout()
+	if rec.Deadline != nil {
+		if left := time.Until(*rec.Deadline); timeout == 0 || left < timeout {
+			timeout = max(left, time.Millisecond)
+		}
+	}
+	return StepCall{
+		SessionID: j.SessionID, PlanID: j.PlanID, ExecutionID: j.ExecutionID, StepID: step.ID,
+		Type: step.Type, Agent: step.Agent, Action: step.Action, Input: step.Params, Timeout: timeout,
+		RequestID: j.ExecutionID + "/" + step.ID,
+	}
+}
+
+// complete checkpoints the step's output, queues the steps it made ready
+// (or completes the plan), publishes their jobs and acknowledges msg.
+func (m *Manager) complete(ctx context.Context, msg jetstream.Msg, j job, seq uint64, started *Record, out *StepOutcome, log *slog.Logger) {
+	g := started.Definition.graph()
+	rec, err := m.recs.update(ctx, j.SessionID, j.PlanID, func(r *Record) error {
+		if err := owns(r, j, seq); err != nil {
+			return err
+		}
+		now, ended := time.Now().UTC(), out.Ended
+		if ended.IsZero() {
+			ended = now
+		}
+		st := &r.Checkpoint.Steps[j.Step]
+		st.Status, st.Output, st.FinishedAt, st.Error = StepCompleted, outputValue(out.Output), &ended, nil
+		if r.allCompleted() {
+			r.Status, r.FinishedAt = StatusCompleted, &now
+		} else {
+			r.queueReady(g)
+		}
+		return nil
+	})
+	var fe *fault.Error
+	switch {
+	case errors.Is(err, errStale):
+		m.ack(ctx, msg, log) // cancelled or failed meanwhile
+		return
+	case errors.As(err, &fe) && fe.Kind == fault.ResourceExhausted:
+		m.fail(ctx, msg, j, fe, log) // the output does not fit the checkpoint
+		return
+	case err != nil:
+		m.retry(msg, log, err) // the step runs again: its output was not checkpointed
+		return
+	}
+	st := rec.Checkpoint.Steps[j.Step]
+	m.emit(ctx, rec, events.PlanStepCompleted, started.Definition.Steps[j.Step].ID, st.Attempts,
+		map[string]any{"duration_ms": out.Duration.Milliseconds()})
+	if rec.Status != StatusExecuting {
+		m.finished(ctx, rec)
+		m.ack(ctx, msg, log)
+		return
+	}
+	m.advance(ctx, msg, rec, log)
+}
+
+// fail marks the job's execution failed with fe (unless it already ended),
+// cancels its other steps and acknowledges msg.
+func (m *Manager) fail(ctx context.Context, msg jetstream.Msg, j job, fe *fault.Error, log *slog.Logger) {
+	rec, err := m.recs.update(ctx, j.SessionID, j.PlanID, func(r *Record) error {
+		if r.ExecutionID != j.ExecutionID || r.Status != StatusExecuting {
+			return errStale
+		}
+		now := time.Now().UTC()
+		r.Status, r.FinishedAt = StatusFailed, &now
+		if !r.consistent() || j.Step < 0 || j.Step >= len(r.Definition.Steps) {
+			r.Error = &StepError{Code: fe.Kind.Code(), Message: fe.Message(), Details: map[string]any{"reason": fe.WireReason()}}
+			return nil
+		}
+		step := r.Definition.Steps[j.Step]
+		st := &r.Checkpoint.Steps[j.Step]
+		st.Status, st.FinishedAt, st.Error = StepFailed, &now, stepError(fe, st.Attempts)
+		r.endActive(now)
+		details := map[string]any{"step_id": step.ID, "step_index": j.Step, "reason": fe.WireReason(), "action": step.Action,
+			"attempt": st.Attempts}
+		if step.Agent != "" {
+			details["agent"] = step.Agent
+		}
+		r.Error = &StepError{Code: fe.Kind.Code(), Message: fmt.Sprintf("step %q failed: %s", step.ID, fe.Message()), Details: details}
+		return nil
+	})
+	if errors.Is(err, errStale) {
+		m.ack(ctx, msg, log)
+		return
+	}
+	if err != nil {
+		m.retry(msg, log, err)
+		return
+	}
+	log.Info("plan: failed", "reason", fe.WireReason(), "err", fe.Message())
+	if rec.consistent() && j.Step >= 0 && j.Step < len(rec.Definition.Steps) {
+		st := rec.Checkpoint.Steps[j.Step]
+		m.emit(ctx, rec, events.PlanStepFailed, rec.Definition.Steps[j.Step].ID, st.Attempts, map[string]any{
+			"code": fe.Kind.Code(), "reason": fe.WireReason(), "message": fe.Message(),
+		})
+	}
+	m.interrupt(j.ExecutionID)
+	m.finished(ctx, rec)
+	m.ack(ctx, msg, log)
+}
+
+// stepError is a step's failure as plan/status shows it.
+func stepError(fe *fault.Error, attempt int) *StepError {
+	return &StepError{Code: fe.Kind.Code(), Message: fe.Message(), Details: map[string]any{"reason": fe.WireReason(), "attempt": attempt}}
+}
+
+// finished reports an ended execution: the final event, and the webhook
+// job when the plan has a webhook.
+func (m *Manager) finished(ctx context.Context, rec *Record) {
+	data := map[string]any{"status": rec.Status, "completed_steps": rec.Checkpoint.Completed(), "total_steps": len(rec.Definition.Steps)}
+	if rec.Error != nil {
+		data["error"] = rec.Error
+	}
+	typ := map[string]string{StatusCompleted: events.PlanCompleted, StatusFailed: events.PlanFailed, StatusCancelled: events.PlanCancelled}[rec.Status]
+	m.emit(ctx, rec, typ, "", 0, data)
+	if err := m.enqueue(ctx, rec); err != nil {
+		// A later delivery of any of the execution's jobs enqueues it again.
+		m.log.Warn("plan: queuing the webhook failed", "plan_id", rec.PlanID, "err", err)
+	}
+}
