@@ -86,6 +86,10 @@ func Build(ctx context.Context, dir string, opts BuildOptions) (*BuildResult, er
 }
 
 func build(ctx context.Context, dir string, m *plugin.Manifest, out string, tc *toolchain, opts BuildOptions, show *steps) (*BuildResult, error) {
+	var before os.FileInfo
+	if tc.fixedOut != "" {
+		before, _ = os.Stat(tc.fixedOut)
+	}
 	for _, st := range tc.steps {
 		show.Start(st.title)
 		if err := st.run(ctx, dir, opts.Env); err != nil {
@@ -98,7 +102,7 @@ func build(ctx context.Context, dir string, m *plugin.Manifest, out string, tc *
 		}
 	}
 	if tc.fixedOut != "" {
-		if err := placeModule(tc.fixedOut, out); err != nil {
+		if err := placeModule(tc.fixedOut, out, before); err != nil {
 			return nil, fmt.Errorf("build %s: %w", dir, err)
 		}
 	}
@@ -143,12 +147,16 @@ func exportHint(lang, fn string) string {
 	}
 }
 
-// placeModule checks that a tool wrote the module at built and copies it to
-// out when they differ.
-func placeModule(built, out string) error {
+// placeModule checks that a tool wrote the module at built (a new file, or
+// one changed since before) and copies it to out when they differ.
+func placeModule(built, out string, before os.FileInfo) error {
+	st, err := os.Stat(built)
+	if err != nil || before != nil && st.ModTime().Equal(before.ModTime()) && st.Size() == before.Size() {
+		return fmt.Errorf("the build did not write the manifest's module %s (its output must be the manifest's wasm path)", built)
+	}
 	data, err := os.ReadFile(built)
 	if err != nil {
-		return fmt.Errorf("the build did not write the manifest's module %s: %w", built, err)
+		return err
 	}
 	if built == out {
 		return nil

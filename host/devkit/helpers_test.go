@@ -98,9 +98,22 @@ func scaffolded(t testing.TB) string {
 		if err != nil {
 			return "", err
 		}
-		_, err = devkit.Build(context.Background(), sc.Dir, devkit.BuildOptions{})
-		return sc.Dir, err
+		if _, err = devkit.Build(context.Background(), sc.Dir, devkit.BuildOptions{}); err != nil {
+			return "", err
+		}
+		return sc.Dir, warmCache(sc.Dir)
 	})
+}
+
+// warmCache compiles the plugin in dir into the shared compilation cache
+// once, so the tests using it in parallel load it from the cache instead of
+// each compiling it at the same time (minutes under -race).
+func warmCache(dir string) error {
+	rep, err := devkit.Validate(context.Background(), dir, devkit.ValidateOptions{CacheDir: shared.cacheDir})
+	if err == nil && !rep.OK() {
+		err = fmt.Errorf("validate %s: %q", dir, rep.Problems)
+	}
+	return err
 }
 
 // copyPlugin copies a plugin folder's regular files (not sub-folders) into a

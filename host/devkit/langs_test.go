@@ -35,8 +35,10 @@ func scaffoldedIn(t testing.TB, lang, name, tool string) string {
 		if err != nil {
 			return "", err
 		}
-		_, err = devkit.Build(context.Background(), sc.Dir, devkit.BuildOptions{})
-		return sc.Dir, err
+		if _, err = devkit.Build(context.Background(), sc.Dir, devkit.BuildOptions{}); err != nil {
+			return "", err
+		}
+		return sc.Dir, warmCache(sc.Dir)
 	})
 }
 
@@ -127,6 +129,23 @@ func TestBuildSaysWhatItCannotBuild(t *testing.T) {
 	}
 }
 
+// TestBuildRefusesAStaleModule: an npm build script that does not write the
+// manifest's module (here: one doing nothing, with an old module in place)
+// is an error, not a silent success with the old module.
+func TestBuildRefusesAStaleModule(t *testing.T) {
+	t.Parallel()
+	needTool(t, "npm")
+	dir := copyPlugin(t, "testdata/plain")
+	mustWrite(t, filepath.Join(dir, "package.json"), `{"name":"plain","private":true,"scripts":{"build":"node -e 0"}}`)
+	if err := os.Mkdir(filepath.Join(dir, "node_modules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := devkit.Build(context.Background(), dir, devkit.BuildOptions{})
+	if err == nil || !strings.Contains(err.Error(), "the build did not write the manifest's module") {
+		t.Fatalf("error = %v, want the stale module refused", err)
+	}
+}
+
 // TestBuildSaysWhenWat2wasmIsMissing runs without wat2wasm on PATH (so it
 // cannot run in parallel: it changes PATH).
 func TestBuildSaysWhenWat2wasmIsMissing(t *testing.T) {
@@ -135,39 +154,5 @@ func TestBuildSaysWhenWat2wasmIsMissing(t *testing.T) {
 	_, err := devkit.Build(context.Background(), dir, devkit.BuildOptions{})
 	if !errors.Is(err, devkit.ErrCannotBuild) || !strings.Contains(err.Error(), "wat2wasm is not on PATH: install wabt (Debian/Ubuntu: apt-get install -y wabt") {
 		t.Fatalf("error = %v, want a clear word about wat2wasm", err)
-	}
-}
-
-// TestExtismRustTestPlugin: a plugin built by someone else's toolchain —
-// Extism's own Rust test plugin count_vowels.wasm, from the extism/go-sdk
-// module this repository builds with — validates and passes its examples.
-func TestExtismRustTestPlugin(t *testing.T) {
-	t.Parallel()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "github.com/extism/go-sdk").Output()
-	if err != nil {
-		t.Fatalf("locating the extism/go-sdk module: %v", err)
-	}
-	dir := t.TempDir()
-	mustCopy(t, filepath.Join(strings.TrimSpace(string(out)), "wasm", "count_vowels.wasm"), filepath.Join(dir, "count_vowels.wasm"))
-	mustWrite(t, filepath.Join(dir, "plugin.yaml"), `name: count-vowels
-version: 1.0.0
-description: Extism's Rust test plugin
-wasm: count_vowels.wasm
-skills:
-  - id: count_vowels
-    description: Counts the vowels of its input (the JSON text, quotes included)
-    examples:
-      - {input: "hello world", output: {count: 3, total: 3, vowels: aeiouAEIOU}}
-`)
-	if rep := mustValidate(t, dir); !rep.OK() {
-		t.Fatalf("validate: %q", rep.Problems)
-	}
-	var log strings.Builder
-	rep, err := devkit.Test(context.Background(), dir, devkit.TestOptions{Out: &log, CacheDir: shared.cacheDir})
-	if err != nil || rep.Passed != 1 || rep.Failed != 0 {
-		t.Fatalf("test: %v\n%s", err, log.String())
-	}
-	if _, err := devkit.Build(context.Background(), dir, devkit.BuildOptions{}); !errors.Is(err, devkit.ErrCannotBuild) {
-		t.Errorf("build of a folder with only a module: %v, want ErrCannotBuild", err)
 	}
 }
