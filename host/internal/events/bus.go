@@ -63,6 +63,10 @@ type envelope struct {
 	Data      json.RawMessage `json:"data"`
 }
 
+// subscriberBuffer caps the bytes one subscription buffers ahead of its
+// reader (at least a few of the largest events).
+const subscriberBuffer = 1 << 20
+
 // timeFormat is the wire timestamp format (milliseconds, UTC).
 const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 
@@ -208,7 +212,7 @@ func (b *Bus) Subscribe(ctx context.Context, f Filter) (*Subscription, error) {
 		b.subs.Add(-1)
 		return nil, fmt.Errorf("events: subscribe: %w", err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(64))
+	it, err := cons.Messages(jetstream.PullMaxBytes(subscriberBuffer))
 	if err != nil {
 		b.subs.Add(-1)
 		return nil, fmt.Errorf("events: subscribe: %w", err)
