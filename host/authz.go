@@ -65,7 +65,7 @@ func audit(ctx context.Context, log *slog.Logger, who auth.Principal, method str
 type tokenStore struct{ st *store.Store }
 
 func (t tokenStore) SessionToken(ctx context.Context, id string) (auth.TokenRecord, error) {
-	sess, err := t.st.Session(ctx, id)
+	sess, err := t.st.CachedSession(ctx, id)
 	if err != nil {
 		return auth.TokenRecord{}, err
 	}

@@ -91,6 +91,12 @@ type Config struct {
 	// TTL); older servers keep closed records forever. Optional.
 	// Default: 30 days.
 	ClosedSessionRetention time.Duration
+	// SessionLease is how long, on a NATS cluster, a host trusts an active
+	// session it cached, and so how long a session close waits before it
+	// returns (then no host accepts a call for the closed session). Unused
+	// embedded, where closes evict the cache directly. Optional. Default:
+	// DefaultSessionLease (250ms).
+	SessionLease time.Duration
 }
 
 // withDefaults returns cfg with defaults applied, or an error naming the
@@ -117,6 +123,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.ClosedSessionRetention == 0 {
 		cfg.ClosedSessionRetention = DefaultClosedSessionRetention
 	}
+	if cfg.SessionLease == 0 {
+		cfg.SessionLease = DefaultSessionLease
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -139,6 +148,8 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("store: MaxKeysPerSession %d: must be 1..%d", cfg.MaxKeysPerSession, MaxKeysPerSessionLimit)
 	case cfg.MaxSessionBytes < int64(cfg.MaxValueBytes):
 		return cfg, fmt.Errorf("store: MaxSessionBytes %d: must be at least MaxValueBytes (%d)", cfg.MaxSessionBytes, cfg.MaxValueBytes)
+	case cfg.SessionLease < time.Millisecond || cfg.SessionLease > time.Minute:
+		return cfg, fmt.Errorf("store: SessionLease %v: must be 1ms..1m", cfg.SessionLease)
 	case cfg.ClosedSessionRetention < time.Second:
 		return cfg, fmt.Errorf("store: ClosedSessionRetention %v: must be at least 1s", cfg.ClosedSessionRetention)
 	}

@@ -36,10 +36,11 @@ func NotFound(id string) *fault.Error {
 }
 
 // OwnedSession returns the session with id if owns accepts its owner and it
-// is active. Another owner's session is NotFound, whatever its status; the
+// is active, without its initial context (possibly from the session
+// cache). Another owner's session is NotFound, whatever its status; the
 // caller's closed session is SessionNotFound (session_closed).
 func (s *Store) OwnedSession(ctx context.Context, id string, owns func(owner string) bool) (Session, error) {
-	sess, err := s.Session(ctx, id)
+	sess, err := s.CachedSession(ctx, id)
 	if err != nil {
 		return Session{}, err
 	}

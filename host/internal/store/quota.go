@@ -217,7 +217,7 @@ func (s *Store) ContextUsage(ctx context.Context, sessionID string) (keys int, b
 	if f := checkSessionID(sessionID); f != nil {
 		return 0, 0, f
 	}
-	if _, err := s.ActiveSession(ctx, sessionID); err != nil {
+	if err := s.requireActive(ctx, sessionID); err != nil {
 		return 0, 0, err
 	}
 	l, _, err := s.readLedger(ctx, sessionID)

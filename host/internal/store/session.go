@@ -125,6 +125,8 @@ func (s *Store) ActiveSession(ctx context.Context, id string) (Session, error) {
 // CloseSession marks an active session closed and deletes its context
 // values. Of concurrent closes exactly one succeeds; the others, and any
 // close of an already closed session, get SessionNotFound (session_closed).
+// Once it returns, no host accepts a call for the session: on a cluster it
+// waits out the other hosts' session cache leases (Config.SessionLease).
 func (s *Store) CloseSession(ctx context.Context, id string) (Session, error) {
 	if f := checkSessionID(id); f != nil {
 		return Session{}, f
@@ -153,6 +155,8 @@ func (s *Store) CloseSession(ctx context.Context, id string) (Session, error) {
 		if err != nil {
 			return Session{}, storeErr(err, id, "close session")
 		}
+		acked := time.Now()
+		s.cache.evict(id)
 		if err := s.purgeContext(ctx, id); err != nil {
 			// The session is closed, so its values are unreachable; they
 			// are only left on disk. Report it, do not undo the close.
@@ -161,6 +165,7 @@ func (s *Store) CloseSession(ctx context.Context, id string) (Session, error) {
 		if sess.Owner != "" {
 			s.releaseOpen(ctx, sess.Owner, id)
 		}
+		s.cache.waitOutLeases(ctx, acked)
 		return sess, nil
 	}
 	return Session{}, withSession(fault.New(fault.Internal, fault.ReasonInternal,

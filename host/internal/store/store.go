@@ -50,6 +50,8 @@ type Store struct {
 	// maxPayload when needed; valueLimit says which, for error messages.
 	maxValue   int
 	valueLimit string
+	// cache holds active sessions for the session gate (sessioncache.go).
+	cache *sessionCache
 
 	closeOnce sync.Once
 	closeErr  error
@@ -63,6 +65,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{cfg: cfg, log: cfg.Logger, closed: make(chan struct{})}
+	if cfg.URL == "" {
+		s.cache = newSessionCache(0) // the only writer: closes evict directly
+	} else {
+		s.cache = newSessionCache(cfg.SessionLease)
+	}
 	opts := []nats.Option{
 		nats.Name("skillhost"),
 		nats.ClosedHandler(func(*nats.Conn) { close(s.closed) }),

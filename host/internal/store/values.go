@@ -55,7 +55,7 @@ func (s *Store) SetContext(ctx context.Context, sessionID, key string, value jso
 	if !ok {
 		return ContextEntry{}, invalid(sessionID, "value", "must be valid JSON")
 	}
-	if _, err := s.ActiveSession(ctx, sessionID); err != nil {
+	if err := s.requireActive(ctx, sessionID); err != nil {
 		return ContextEntry{}, err
 	}
 	k := contextKey(sessionID, key)
@@ -100,7 +100,7 @@ func (s *Store) SetContext(ctx context.Context, sessionID, key string, value jso
 	}
 	// A close that raced with this write may have purged before it landed:
 	// re-check so a closed session's data never lingers.
-	if _, err := s.ActiveSession(ctx, sessionID); err != nil {
+	if err := s.requireActive(ctx, sessionID); err != nil {
 		if perr := s.purgeContext(ctx, sessionID); perr != nil {
 			s.log.Warn("store: closed session's context not purged", "session_id", sessionID, "err", perr)
 		}
@@ -149,7 +149,7 @@ func (s *Store) GetContext(ctx context.Context, sessionID, key string) (ContextE
 	if f := checkContextKey(sessionID, key); f != nil {
 		return ContextEntry{}, f
 	}
-	if _, err := s.ActiveSession(ctx, sessionID); err != nil {
+	if err := s.requireActive(ctx, sessionID); err != nil {
 		return ContextEntry{}, err
 	}
 	k := contextKey(sessionID, key)
