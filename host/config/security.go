@@ -37,8 +37,8 @@ func (l AuthLimits) limits() (auth.Limits, error) {
 	if err != nil {
 		return auth.Limits{}, fmt.Errorf("config auth.limits.session_rate: %w", err)
 	}
-	if l.MaxOpenSessions < 0 || l.MaxConcurrentCalls < 0 || l.MaxContextBytes < 0 {
-		return auth.Limits{}, fmt.Errorf("config auth.limits: max_open_sessions, max_concurrent_calls and max_context_bytes must not be negative (0 = unlimited)")
+	if l.MaxOpenSessions < 0 || l.MaxConcurrentCalls < 0 {
+		return auth.Limits{}, fmt.Errorf("config auth.limits: max_open_sessions and max_concurrent_calls must not be negative (0 = unlimited)")
 	}
 	return auth.Limits{Rate: r, SessionRate: sr, MaxOpenSessions: l.MaxOpenSessions,
 		MaxConcurrentCalls: l.MaxConcurrentCalls, MaxContextBytes: int64(l.MaxContextBytes)}, nil
