@@ -62,10 +62,10 @@ type Host struct {
 	once   sync.Once
 }
 
-// New opens the state store, starts the sandbox runtime, loads the plugin
-// folder (a broken plugin is logged and skipped, never fatal), registers
-// every method and, when cfg.Listen is set, binds the HTTP listener so that
-// Addr is known before Serve.
+// New binds the HTTP listener when cfg.Listen is set (first, so a port in
+// use fails at once and Addr is known before Serve), opens the state store,
+// starts the sandbox runtime, loads the plugin folder (a broken plugin is
+// logged and skipped, never fatal) and registers every method.
 func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -96,6 +96,14 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	tlsCfg, err := loadTLS(cfg.HTTP)
 	if err != nil {
 		return nil, err
+	}
+	// Bind first: a port in use fails the start at once, not after every
+	// plugin has compiled.
+	if cfg.Listen != "" {
+		if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
+		}
+		h.warnWildcard()
 	}
 	if h.parts, err = assemble.New(ctx, assemble.Spec{
 		Config: cfg, Store: assemble.DataStore, CacheDir: filepath.Join(cfg.Data, "wazero-cache"), Logger: h.log,
@@ -131,11 +139,6 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	notifier := notify.New(notify.Deps{Bus: h.events, Agents: h.registry, Logger: h.log})
 	rpc.New(rpc.Deps{Sessions: h.store, Skills: h.registry, Guard: h.guard,
 		MaxSessionBytes: int64(cfg.Store.MaxSessionBytes), Notifier: notifier, Logger: h.log}).Register(h.engine, nil)
-	if cfg.Listen != "" {
-		if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
-			return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
-		}
-	}
 	if err := h.setupA2A(ctx); err != nil {
 		return nil, err
 	}
@@ -206,6 +209,20 @@ func (h *Host) registerGauges() {
 	h.metrics.GaugeFunc("skillhost_sandbox_reserved_bytes", "Sandbox budget held by live instances and running calls (worst case).", func() float64 {
 		return float64(h.runtime.Stats().ReservedBytes)
 	})
+}
+
+// warnWildcard warns when the host listens on every interface without a
+// public_url: the Agent Card would publish the wildcard address, which no
+// client can reach.
+func (h *Host) warnWildcard() {
+	host, _, err := net.SplitHostPort(h.cfg.Listen)
+	if err != nil || h.cfg.PublicURL != "" {
+		return
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		h.log.Warn("listening on every interface without public_url: the Agent Card publishes "+h.publicURL()+
+			", which clients cannot reach; set public_url to the URL they use", "listen", h.cfg.Listen)
+	}
 }
 
 // Addr is the HTTP listener's address (nil when HTTP is off).

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,22 +15,20 @@ import (
 )
 
 func newCallCmd() *cobra.Command {
-	var target, apiKey string
+	var to target
 	var timeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "call --url URL METHOD [PARAMS-JSON]",
+		Use:   "call [--url URL] METHOD [PARAMS-JSON]",
 		Short: "Make one JSON-RPC call and pretty-print the result or error",
 		Example: `  skillhost call --url http://127.0.0.1:8080 _cleveragents/session/create '{}'
   skillhost call --url http://127.0.0.1:8080 _cleveragents/skill/execute '{"session_id":"s1","skill_id":"uppercase","skill_params":{"text":"hi"}}'`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if target == "" {
-				return usagef("--url is required")
-			}
+			to.resolve()
 			if streamingMethods[args[0]] {
 				return usagef("%s streams its result as Server-Sent Events; use an A2A client or curl -N", args[0])
 			}
-			endpoint, err := client.Endpoint(target)
+			endpoint, err := client.Endpoint(to.url)
 			if err != nil {
 				return usagef("--url %v", err)
 			}
@@ -47,10 +44,7 @@ func newCallCmd() *cobra.Command {
 			defer cancel()
 			var result json.RawMessage
 			var raw []byte // the response as received, to print an error unchanged
-			if apiKey == "" {
-				apiKey = os.Getenv("SKILLHOST_API_KEY") // not a flag default: --help would print it
-			}
-			doer := client.HTTP(endpoint, nil, client.WithAPIKey(apiKey))
+			doer := client.HTTP(endpoint, nil, client.WithAPIKey(to.apiKey))
 			err = client.Call(ctx, func(ctx context.Context, body []byte) ([]byte, error) {
 				out, err := doer(ctx, body)
 				raw = out
@@ -66,14 +60,13 @@ func newCallCmd() *cobra.Command {
 				return fmt.Errorf("%s: %d %s (reason %s)", args[0], fe.Kind.Code(), fe.Message(), fe.Reason)
 			}
 			if err != nil {
-				return err
+				return plainHTTP(err)
 			}
 			printJSON(cmd.OutOrStdout(), result)
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&target, "url", "", "host base URL (http://127.0.0.1:8080) or its /rpc endpoint")
-	cmd.Flags().StringVar(&apiKey, "api-key", "", "API key or session token (default: $SKILLHOST_API_KEY)")
+	to.flags(cmd)
 	cmd.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "give up after this long")
 	return cmd
 }

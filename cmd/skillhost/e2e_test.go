@@ -81,6 +81,27 @@ func startHost(t *testing.T, data, plugins string, extra ...string) *hostProc {
 // waits until /health answers.
 func startServe(t *testing.T, cmd *exec.Cmd) *hostProc {
 	t.Helper()
+	p := launch(t, cmd)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(p.url + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return p
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("health never answered: %v\n%s", err, p.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// launch starts cmd, a `skillhost serve --listen 127.0.0.1:0 …`, and waits
+// until it logs the address it serves.
+func launch(t *testing.T, cmd *exec.Cmd) *hostProc {
+	t.Helper()
 	p := &hostProc{cmd: cmd, stderr: &syncBuffer{}, done: make(chan error, 1)}
 	pr, pw := io.Pipe()
 	cmd.Stderr = io.MultiWriter(p.stderr, pw)
@@ -112,20 +133,7 @@ func startServe(t *testing.T, cmd *exec.Cmd) *hostProc {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("skillhost did not report its address:\n%s", p.stderr.String())
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(p.url + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return p
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("health never answered: %v\n%s", err, p.stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return p
 }
 
 // rpcResponse is a decoded JSON-RPC response.
@@ -215,7 +223,7 @@ func TestCLIUsageErrors(t *testing.T) {
 		args []string
 		want int
 	}{
-		{"no url", []string{"call", "x"}, 2},
+		{"bad url", []string{"call", "--url", "ftp://x", "m"}, 2},
 		{"bad params json", []string{"call", "--url", "http://127.0.0.1:1", "m", "{nope"}, 2},
 		{"unknown flag", []string{"serve", "--nope"}, 2},
 		{"unknown command", []string{"frobnicate"}, 2},

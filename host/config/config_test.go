@@ -72,8 +72,26 @@ func TestLoadRejects(t *testing.T) {
 		environ []string
 		want    string
 	}{
-		{"unknown file key", "lisen: x\n", nil, "unknown key(s) lisen"},
-		{"unknown env key", "", []string{"SKILLHOST_NOPE=1"}, "unknown key(s) nope"},
+		{"unknown file key", "lisen: x\n", nil, "unknown key(s) lisen (did you mean listen?)"},
+		{"unknown nested file key", "http:\n  read_timout: 5s\n", nil, "http.read_timout (did you mean http.read_timeout?)"},
+		{"unknown env key", "", []string{"SKILLHOST_NOPE=1"}, "unknown key(s) nope (SKILLHOST_NOPE)"},
+		{"env key with one underscore", "", []string{"SKILLHOST_HTTP_READ_TIMEOUT=5s"},
+			"http_read_timeout (SKILLHOST_HTTP_READ_TIMEOUT) (did you mean SKILLHOST_HTTP__READ_TIMEOUT?)"},
+		{"duration without unit in file", "http:\n  read_timeout: 10\n", nil,
+			`config file`},
+		{"duration without unit names key and value", "http:\n  read_timeout: 10\n", nil,
+			`http.read_timeout: 10 has no unit (it would mean 10 nanoseconds); write a duration such as "10s" or "10ms"`},
+		{"quoted duration without unit in file", "plans:\n  ack_wait: \"30\"\n", nil, `plans.ack_wait: 30 has no unit`},
+		{"fractional duration without unit", "net:\n  timeout: 1.5\n", nil, `net.timeout: 1.5 has no unit`},
+		{"nested policy duration without unit", "policy:\n  default_limits:\n    timeout: 2\n", nil, `policy.default_limits.timeout: 2 has no unit`},
+		{"duration without unit in env", "", []string{"SKILLHOST_HTTP__IDLE_TIMEOUT=60"},
+			`config environment: SKILLHOST_HTTP__IDLE_TIMEOUT (http.idle_timeout): 60 has no unit`},
+		{"size without unit in file", "http:\n  body_limit: 1048576\n", nil,
+			`http.body_limit: 1048576 has no unit; write a size such as "1048576B", "1048576KiB" or "1048576MiB"`},
+		{"size without unit in env", "", []string{"SKILLHOST_SANDBOX__MAX_LIVE_BYTES=4"},
+			`SKILLHOST_SANDBOX__MAX_LIVE_BYTES (sandbox.max_live_bytes): 4 has no unit`},
+		{"every unit-less value is listed", "http:\n  read_timeout: 10\n  body_limit: 5\n", nil,
+			`http.body_limit: 5 has no unit; write a size such as "5B", "5KiB" or "5MiB"; http.read_timeout: 10 has no unit`},
 		{"bad size", "policy:\n  max_memory: 12MB\n", nil, "must be a byte count or a size like"},
 		{"bad duration", "policy:\n  max_timeout: soon\n", nil, "max_timeout"},
 		{"zero limit", "rpc:\n  max_batch: 0\n", nil, "config rpc.max_batch: must be greater than zero"},
@@ -99,6 +117,53 @@ func TestLoadRejects(t *testing.T) {
 				src.File = writeFile(t, tt.file)
 			}
 			_, err := config.Load(src)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Load error = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadUnitsAccepted(t *testing.T) {
+	t.Parallel()
+	file := writeFile(t, "http:\n  read_timeout: 1500ms\n  write_timeout: 0\n  body_limit: 2048B\nsandbox:\n  max_live_bytes: 0\n")
+	got, err := config.Load(config.Sources{File: file, Environ: []string{"SKILLHOST_HTTP__IDLE_TIMEOUT=1m", "SKILLHOST_RPC__MAX_BODY=64KiB"}})
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	want := config.Defaults()
+	want.HTTP.ReadTimeout, want.HTTP.WriteTimeout, want.HTTP.BodyLimit = 1500*time.Millisecond, 0, 2048
+	want.HTTP.IdleTimeout, want.RPC.MaxBody = time.Minute, 64*config.KiB
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Load (-want +got):\n%s", diff)
+	}
+}
+
+// Flags that are config keys go through the same check: a string flag
+// holding a unit-less duration is refused, naming the flag.
+func TestLoadFlagUnits(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, value, want string
+	}{
+		{"unit-less duration", "10", `config flags: --http.read_timeout (http.read_timeout): 10 has no unit`},
+		{"duration with unit", "3s", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			flags := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+			flags.String("http.read_timeout", "10s", "")
+			if err := flags.Parse([]string{"--http.read_timeout", tt.value}); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Load(config.Sources{Environ: []string{}, Flags: flags})
+			if tt.want == "" {
+				if err != nil || cfg.HTTP.ReadTimeout != 3*time.Second {
+					t.Fatalf("Load = %v, %v; want read_timeout 3s", cfg.HTTP.ReadTimeout, err)
+				}
+				return
+			}
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Load error = %v, want it to contain %q", err, tt.want)
 			}

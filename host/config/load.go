@@ -50,7 +50,10 @@ func Load(src Sources) (Config, error) {
 		if err := fk.Load(file.Provider(src.File), yaml.Parser()); err != nil {
 			return Config{}, fmt.Errorf("config file %s: %w", src.File, err)
 		}
-		if err := checkKeys(fk.Keys(), known, src.File); err != nil {
+		if err := checkKeys(fk.Keys(), known, src.File, fileKey); err != nil {
+			return Config{}, err
+		}
+		if err := checkUnits(fk, "file "+src.File, fileKey); err != nil {
 			return Config{}, err
 		}
 		if err := k.Merge(fk); err != nil {
@@ -69,19 +72,29 @@ func Load(src Sources) (Config, error) {
 	}), nil); err != nil {
 		return Config{}, fmt.Errorf("config environment: %w", err)
 	}
-	if err := checkKeys(ek.Keys(), known, "environment ("+EnvPrefix+"*)"); err != nil {
+	if err := checkKeys(ek.Keys(), known, "environment ("+EnvPrefix+"*)", envName); err != nil {
+		return Config{}, err
+	}
+	if err := checkUnits(ek, "environment", envName); err != nil {
 		return Config{}, err
 	}
 	if err := k.Merge(ek); err != nil {
 		return Config{}, fmt.Errorf("config environment: %w", err)
 	}
 	if src.Flags != nil {
-		if err := k.Load(posflag.ProviderWithFlag(src.Flags, ".", k, func(f *pflag.Flag) (string, any) {
+		flk := koanf.New(".")
+		if err := flk.Load(posflag.ProviderWithFlag(src.Flags, ".", k, func(f *pflag.Flag) (string, any) {
 			if !known[f.Name] || !f.Changed {
 				return "", nil
 			}
 			return f.Name, posflag.FlagVal(src.Flags, f)
 		}), nil); err != nil {
+			return Config{}, fmt.Errorf("config flags: %w", err)
+		}
+		if err := checkUnits(flk, "flags", flagName); err != nil {
+			return Config{}, err
+		}
+		if err := k.Merge(flk); err != nil {
 			return Config{}, fmt.Errorf("config flags: %w", err)
 		}
 	}
@@ -116,20 +129,6 @@ func envKey(k, v string) (string, any) {
 		return key, items
 	}
 	return key, v
-}
-
-func checkKeys(keys []string, known map[string]bool, where string) error {
-	var unknown []string
-	for _, key := range keys {
-		if !known[key] {
-			unknown = append(unknown, key)
-		}
-	}
-	if len(unknown) == 0 {
-		return nil
-	}
-	sort.Strings(unknown)
-	return fmt.Errorf("config %s: unknown key(s) %s (see the README's configuration table)", where, strings.Join(unknown, ", "))
 }
 
 // Validate reports the first invalid value, naming its key.
