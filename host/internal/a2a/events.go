@@ -119,6 +119,24 @@ func (b *events) publish(ctx context.Context, id a2av1.TaskID, e event) error {
 	return err
 }
 
+// publishAsync sends e for task id without waiting for the stream's
+// acknowledgement (in order with the connection's other publishes); a
+// failure is only logged.
+func (b *events) publishAsync(id a2av1.TaskID, e event) {
+	data, err := json.Marshal(a2av1.StreamResponse{Event: e.ev})
+	if err == nil {
+		msg := nats.NewMsg(EventsSubject + string(id))
+		msg.Data = data
+		if e.final {
+			msg.Header.Set(hdrFinal, "1")
+		}
+		err = b.nc.PublishMsg(msg)
+	}
+	if err != nil {
+		b.log.Warn("a2a: task event not published", "task_id", id, "err", err)
+	}
+}
+
 // done forgets a finished task's progress count.
 func (b *events) done(id a2av1.TaskID) {
 	b.mu.Lock()

@@ -26,6 +26,7 @@ type testHost struct {
 	URL   string
 	svc   *a2a.Service
 	tasks *a2a.TaskStore
+	store *store.Store
 }
 
 func quietLogger() *slog.Logger {
@@ -77,7 +78,7 @@ func startHostOn(t *testing.T, pluginDir string, cfg store.Config, cacheDir stri
 		_ = svc.Close(cctx)
 		_ = parts.Close(cctx)
 	})
-	return &testHost{URL: base, svc: svc, tasks: tasks}
+	return &testHost{URL: base, svc: svc, tasks: tasks, store: st}
 }
 
 func newTestMux(eng *jsonrpc.Engine, cards *a2a.CardService) http.Handler {

@@ -14,16 +14,21 @@ import (
 // SendMessage starts a task for the message's skill. It blocks until the
 // task is terminal or interrupted, unless configuration.returnImmediately.
 func (s *Service) SendMessage(ctx context.Context, req *a2av1.SendMessageRequest) (*a2av1.Task, error) {
-	rec, r, _, err := s.start(ctx, req, false)
+	blocking := req.Config == nil || !req.Config.ReturnImmediately
+	rec, r, _, err := s.start(ctx, req, false, blocking)
 	if err != nil {
 		return nil, err
 	}
-	if req.Config == nil || !req.Config.ReturnImmediately {
+	if blocking {
 		select {
 		case <-r.done:
 		case <-ctx.Done():
 			return nil, fault.From(ctx.Err())
 		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		return trimTask(r.final.Task, true, historyLen(req.Config)), nil
 	}
 	cur, err := s.cfg.Tasks.Get(ctx, rec.Task.ID)
 	if err != nil {
@@ -43,7 +48,7 @@ func historyLen(cfg *a2av1.SendMessageConfig) *int {
 // status updates (working, progress reports), the output artifact and the
 // terminal status, after which the stream ends.
 func (s *Service) SendStreamingMessage(ctx context.Context, req *a2av1.SendMessageRequest) (*TaskStream, error) {
-	rec, _, sub, err := s.start(ctx, req, true)
+	rec, _, sub, err := s.start(ctx, req, true, false)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +57,7 @@ func (s *Service) SendStreamingMessage(ctx context.Context, req *a2av1.SendMessa
 
 // GetTask returns a task; TaskNotFound (-32001) when unknown.
 func (s *Service) GetTask(ctx context.Context, req *a2av1.GetTaskRequest) (*a2av1.Task, error) {
-	rec, err := s.owned(ctx, req.ID, req.Tenant)
+	rec, _, err := s.owned(ctx, req.ID, req.Tenant)
 	if err != nil {
 		return nil, err
 	}
@@ -61,15 +66,17 @@ func (s *Service) GetTask(ctx context.Context, req *a2av1.GetTaskRequest) (*a2av
 
 // owned returns the task if it is the caller's (and of tenant, when set):
 // another principal's task is TaskNotFound, exactly like a missing one.
-func (s *Service) owned(ctx context.Context, id a2av1.TaskID, tenant string) (*Record, error) {
-	rec, err := s.cfg.Tasks.Get(ctx, id)
+// live reports a task that a blocking SendMessage runs (not stored yet).
+func (s *Service) owned(ctx context.Context, id a2av1.TaskID, tenant string) (rec *Record, live bool, err error) {
+	who := auth.From(ctx)
+	rec, live, err = s.cfg.Tasks.Owned(ctx, who.Owner(), id)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	if !auth.From(ctx).Owns(rec.Owner) || (tenant != "" && rec.Tenant != tenant) {
-		return nil, notFound(id)
+	if !who.Owns(rec.Owner) || (tenant != "" && rec.Tenant != tenant) {
+		return nil, false, notFound(id)
 	}
-	return rec, nil
+	return rec, live, nil
 }
 
 // ListTasks lists tasks, newest update first.
@@ -88,10 +95,14 @@ func (s *Service) ListTasks(ctx context.Context, req *a2av1.ListTasksRequest) (*
 // CancelTask moves a task to canceled and stops its running sandbox call.
 // A terminal task answers TaskNotCancelable (-32002).
 func (s *Service) CancelTask(ctx context.Context, req *a2av1.CancelTaskRequest) (*a2av1.Task, error) {
-	if _, err := s.owned(ctx, req.ID, req.Tenant); err != nil {
+	rec, live, err := s.owned(ctx, req.ID, req.Tenant)
+	if err != nil {
 		return nil, err
 	}
 	cause := fault.New(fault.Canceled, fault.ReasonCanceled, "canceled by the client")
+	if live {
+		return s.cancelLive(ctx, rec, cause)
+	}
 	ok := s.transition(ctx, req.ID, StateCanceled, func(r *Record) { r.Task.Status.Message = errorMessage(r.Task, cause) }, nil)
 	if !ok {
 		cur, err := s.cfg.Tasks.Get(ctx, req.ID)
@@ -100,16 +111,7 @@ func (s *Service) CancelTask(ctx context.Context, req *a2av1.CancelTaskRequest) 
 		}
 		return nil, cur.State().CanTransition(StateCanceled)
 	}
-	s.mu.Lock()
-	r := s.running[req.ID]
-	s.mu.Unlock()
-	if r != nil {
-		r.cancel(cause)
-	} else if err := s.events.nc.Publish(CancelSubject+string(req.ID), nil); err != nil {
-		// The task is canceled in the store either way; its host stops the
-		// call when the message arrives, or at the call's deadline.
-		s.log.Warn("a2a: cancel not sent to the task's host", "task_id", req.ID, "err", err)
-	}
+	s.stop(req.ID, cause)
 	cur, err := s.cfg.Tasks.Get(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -122,14 +124,14 @@ func (s *Service) CancelTask(ctx context.Context, req *a2av1.CancelTaskRequest) 
 // events stream (an event the snapshot already reflects may repeat). A
 // terminal task answers UnsupportedOperation (-32004).
 func (s *Service) SubscribeToTask(ctx context.Context, req *a2av1.SubscribeToTaskRequest) (*TaskStream, error) {
-	if _, err := s.owned(ctx, req.ID, req.Tenant); err != nil {
+	if _, _, err := s.owned(ctx, req.ID, req.Tenant); err != nil {
 		return nil, err
 	}
 	after, err := s.events.lastSeq(ctx, req.ID)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := s.owned(ctx, req.ID, req.Tenant) // after the sequence: no later event is missed
+	rec, _, err := s.owned(ctx, req.ID, req.Tenant) // after the sequence: no later event is missed
 	if err == nil && rec.State().IsTerminal() {
 		err = fault.Newf(fault.UnsupportedOperation, fault.ReasonTaskTerminal, "task is already %s: nothing to subscribe to", rec.State().V03())
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
-	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
@@ -68,6 +67,10 @@ type run struct {
 	cancel  context.CancelCauseFunc
 	done    chan struct{}
 	release func() // frees the owner's running-task slot
+	// final and err are a blocking task's outcome (blocking.go), set before
+	// done is closed: the stored terminal record, or why it is not stored.
+	final *Record
+	err   error
 }
 
 // NewService returns a Service; Executor, Snapshot, Tasks and Cards are required.
@@ -133,10 +136,13 @@ func (s *Service) Close(ctx context.Context) error {
 	}
 }
 
-// start validates and routes req, stores the new task (submitted) and starts
-// executing it. When sub is true the returned subscription is registered
-// before execution starts, so it sees every event.
-func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub bool) (*Record, *run, *subscription, error) {
+// start validates and routes req and starts executing the task. A blocking
+// task (the reply waits for its end) starts working at once, visible only
+// through its live record, and is stored once, terminal (blocking.go);
+// any other is stored submitted first. When sub is true the returned
+// subscription is registered before execution starts, so it sees every
+// event.
+func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub, blocking bool) (*Record, *run, *subscription, error) {
 	if req.Message == nil {
 		return nil, nil, nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "params.message is required")
 	}
@@ -177,7 +183,10 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub 
 	task := &a2av1.Task{ID: msg.TaskID, ContextID: ctxID, History: []*a2av1.Message{&msg},
 		Status:   a2av1.TaskStatus{State: a2av1.TaskStateSubmitted, Timestamp: &now},
 		Metadata: map[string]any{MetaSkillID: skill.ID, "plugin": p.Manifest.Name}}
-	rec := &Record{Task: task, SkillID: skill.ID, Plugin: p.Manifest.Name, Tenant: req.Tenant, Owner: who.Owner()}
+	rec := &Record{Task: task, SkillID: skill.ID, Plugin: p.Manifest.Name, Tenant: req.Tenant, Owner: who.Owner(), Updated: now}
+	if blocking {
+		task.Status.State = a2av1.TaskStateWorking
+	}
 
 	release, err := s.cfg.Guard.Occupy(who)
 	if err != nil {
@@ -195,6 +204,11 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub 
 	s.wg.Add(1)
 	s.mu.Unlock()
 
+	if blocking {
+		s.cfg.Tasks.putLive(rec)
+		go s.executeBlocking(rctx, r, rec, input, requestID(ctx))
+		return rec, r, nil, nil
+	}
 	var subscr *subscription
 	if sub { // before the task exists, so it sees every event
 		var err error
@@ -233,31 +247,13 @@ func (s *Service) execute(ctx context.Context, r *run, rec *Record, input json.R
 	if !s.transition(sctx, task.ID, StateWorking, nil, nil) {
 		return
 	}
-	progress := func(p hostfn.Progress) {
-		parts := []*a2av1.Part{a2av1.NewTextPart(p.Message)}
-		data := map[string]any{"percent": p.Percent}
-		if len(p.Data) > 0 {
-			data["data"] = p.Data
-		}
-		parts = append(parts, a2av1.NewDataPart(data))
-		ev := a2av1.NewStatusUpdateEvent(task, a2av1.TaskStateWorking, a2av1.NewMessageForTask(a2av1.MessageRoleAgent, task, parts...))
-		if err := s.events.publish(sctx, task.ID, event{ev: ev, progress: true}); err != nil {
-			s.log.Debug("a2a: progress event not published", "task_id", task.ID, "err", err)
-		}
-	}
-	hctx := hostfn.WithCall(ctx, &hostfn.Call{Plugin: rec.Plugin, Skill: rec.SkillID, RequestID: reqID, Progress: progress})
-	out, err := s.cfg.Executor.Execute(hctx, plugin.Call{SkillID: rec.SkillID, Input: input, RequestID: reqID})
-	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
-		err = cause // canceled by CancelTask or shutdown: report why
-	}
+	out, err := s.run(ctx, rec, input, reqID)
 	if err != nil {
 		st := StateForError(err)
 		s.transition(sctx, task.ID, st, func(rc *Record) { rc.Task.Status.Message = errorMessage(rc.Task, err) }, nil)
 		return
 	}
-	art := &a2av1.Artifact{ID: a2av1.NewArtifactID(), Name: "output", Description: "output of skill " + rec.SkillID,
-		Parts:    a2av1.ContentParts{outputPart(out.Output)},
-		Metadata: map[string]any{"duration_ms": out.Duration.Milliseconds(), "plugin": out.Plugin}}
+	art := artifactOf(rec, out)
 	s.transition(sctx, task.ID, StateCompleted, func(rc *Record) { rc.Task.Artifacts = append(rc.Task.Artifacts, art) },
 		&a2av1.TaskArtifactUpdateEvent{TaskID: task.ID, ContextID: task.ContextID, Artifact: art, LastChunk: true})
 }

@@ -46,6 +46,7 @@ type indexEntry struct {
 	state   string
 	updated int64
 	id      a2av1.TaskID
+	rec     *Record // set for a live task (live.go)
 }
 
 func hashToken(s string) string {
@@ -125,13 +126,38 @@ func (s *TaskStore) indexed(ctx context.Context, q ListQuery) ([]indexEntry, err
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	sortEntries(out)
+	return out, nil
+}
+
+// withLive adds q's live tasks to the stored ones (a task both live and
+// stored, ending just now, is listed once, stored), newest first.
+func (s *TaskStore) withLive(ctx context.Context, q ListQuery, stored []indexEntry) ([]indexEntry, error) {
+	live, err := s.liveEntries(ctx, q)
+	if err != nil || len(live) == 0 {
+		return stored, err
+	}
+	have := make(map[a2av1.TaskID]bool, len(stored))
+	for _, e := range stored {
+		have[e.id] = true
+	}
+	for _, e := range live {
+		if !have[e.id] {
+			stored = append(stored, e)
+		}
+	}
+	sortEntries(stored)
+	return stored, nil
+}
+
+// sortEntries orders entries newest update first (then by id).
+func sortEntries(out []indexEntry) {
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].updated != out[j].updated {
 			return out[i].updated > out[j].updated
 		}
 		return out[i].id > out[j].id
 	})
-	return out, nil
 }
 
 // putIndex adds rec's current key.

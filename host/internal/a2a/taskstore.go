@@ -15,6 +15,7 @@ import (
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/fault"
@@ -71,6 +72,8 @@ func (r *Record) State() TaskState { return StateOf(r.Task.Status.State) }
 type TaskStore struct {
 	kv        jetstream.KeyValue
 	idx       jetstream.KeyValue // the task index (taskindex.go)
+	live      jetstream.KeyValue // running blocking tasks, in memory (live.go)
+	nc        *nats.Conn
 	max       int32
 	listBytes int64
 	log       *slog.Logger
@@ -118,7 +121,12 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	}
 	// A record must also fit the NATS server's max_payload: beyond it the
 	// write would fail with a NATS error instead of output_limit.
-	return &TaskStore{kv: kv, idx: idx, max: int32(min(int64(cfg.MaxTaskSize), st.MaxRecordBytes())), listBytes: cfg.MaxListBytes,
+	maxRec := int32(min(int64(cfg.MaxTaskSize), st.MaxRecordBytes()))
+	live, err := openLive(ctx, st.KeyValue, maxRec)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: open live tasks: %w", err)
+	}
+	return &TaskStore{kv: kv, idx: idx, live: live, nc: st.JetStream().Conn(), max: maxRec, listBytes: cfg.MaxListBytes,
 		log: cfg.Logger, events: ev}, nil
 }
 
@@ -278,6 +286,9 @@ func (s *TaskStore) List(ctx context.Context, q ListQuery) (*a2av1.ListTasksResp
 	if err != nil {
 		return nil, err
 	}
+	if entries, err = s.withLive(ctx, q, entries); err != nil {
+		return nil, err
+	}
 	start := 0
 	if cur != nil {
 		start = sort.Search(len(entries), func(i int) bool { return !entries[i].newerThan(*cur) })
@@ -287,6 +298,10 @@ func (s *TaskStore) List(ctx context.Context, q ListQuery) (*a2av1.ListTasksResp
 	i := start
 	for ; i < len(entries) && len(resp.Tasks) < q.PageSize; i++ {
 		e := entries[i]
+		if e.rec != nil { // a live task: its record came with the entry
+			resp.Tasks = append(resp.Tasks, trimTask(e.rec.Task, q.IncludeArtifacts, q.HistoryLength))
+			continue
+		}
 		raw, err := s.kv.Get(ctx, string(e.id))
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			s.dropIndex(ctx, e.key) // the task expired or was never stored
