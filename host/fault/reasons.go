@@ -33,6 +33,7 @@ const (
 	ReasonPluginError   = "plugin_error"   // the plugin reported an error
 	ReasonOutputSchema  = "output_schema"  // output does not match output_schema
 	ReasonModuleClosed  = "module_closed"  // plugin unloaded while the call waited
+	ReasonPluginLoading = "plugin_loading" // the skill's plugin is compiling (hot reload); retry shortly
 
 	// Sessions and context.
 	ReasonSessionNotFound = "session_not_found"
@@ -130,6 +131,7 @@ var reasonKinds = map[string][]Kind{
 	ReasonPluginError:   {SkillFailed},
 	ReasonOutputSchema:  {SkillFailed},
 	ReasonModuleClosed:  {InvalidState},
+	ReasonPluginLoading: {InvalidState},
 
 	ReasonSessionNotFound:  {SessionNotFound},
 	ReasonSessionClosed:    {SessionNotFound, InvalidState},

@@ -55,6 +55,22 @@ func (r *Registry) Execute(ctx context.Context, call Call) (*Outcome, error) {
 		return nil, err
 	}
 	defer e.release(ctx)
+	start := time.Now()
+	res, ferr := r.execute(ctx, e, sk, call)
+	r.observe(ctx, e.plugin, sk, start, res, ferr)
+	if ferr != nil {
+		return nil, ferr
+	}
+	p := e.plugin
+	return &Outcome{
+		SkillID: sk.ID, Plugin: p.Manifest.Name, Version: p.Manifest.Version,
+		Output: res.Output, Duration: res.Duration, MemoryPeakBytes: res.MemoryPeakBytes, Fresh: res.Fresh,
+	}, nil
+}
+
+// execute runs a resolved skill: scope, input schema, the sandbox call,
+// the output schema.
+func (r *Registry) execute(ctx context.Context, e *entry, sk *Skill, call Call) (*sandbox.Result, *fault.Error) {
 	p := e.plugin
 	// The principal a transport attached must be granted the skill (a
 	// skill: scope, or an agent: scope on the plugin). Calls without one
@@ -79,10 +95,7 @@ func (r *Registry) Execute(ctx context.Context, call Call) (*Outcome, error) {
 			return nil, annotate(ferr, call, p)
 		}
 	}
-	return &Outcome{
-		SkillID: sk.ID, Plugin: p.Manifest.Name, Version: p.Manifest.Version,
-		Output: res.Output, Duration: res.Duration, MemoryPeakBytes: res.MemoryPeakBytes, Fresh: res.Fresh,
-	}, nil
+	return res, nil
 }
 
 // acquire resolves the call's skill in the current state and pins its entry.
@@ -97,6 +110,9 @@ func (r *Registry) acquire(call Call) (*entry, *Skill, error) {
 	if call.Agent != "" {
 		a, ok := st.byName[call.Agent]
 		if !ok {
+			if l, ok := r.loadingSkill(call.Agent, ""); ok {
+				return nil, nil, loadingFault(call.SkillID, l)
+			}
 			names := make([]string, 0, len(st.snap.Plugins))
 			for _, p := range st.snap.Plugins {
 				names = append(names, p.Manifest.Name)
@@ -113,6 +129,9 @@ func (r *Registry) acquire(call Call) (*entry, *Skill, error) {
 				With("agent_id", call.Agent)
 		}
 	} else if e = st.bySkill[call.SkillID]; e == nil {
+		if l, ok := r.loadingSkill("", call.SkillID); ok {
+			return nil, nil, loadingFault(call.SkillID, l)
+		}
 		return nil, nil, unknown(fault.InvalidParams, fault.ReasonUnknownSkill, "skill", call.SkillID, st.snap.SkillIDs())
 	}
 	sk, _ := e.plugin.Skill(call.SkillID)

@@ -20,8 +20,9 @@ import (
 )
 
 // load compiles one plugin folder into an entry. It does not touch the
-// registry's state.
-func (r *Registry) load(ctx context.Context, dir, fp string) (*entry, error) {
+// registry's state; while the module compiles, the folder is listed in
+// Loading (replacing: an older revision serves meanwhile).
+func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*entry, error) {
 	m, err := LoadManifest(dir)
 	if err != nil {
 		return nil, err
@@ -30,6 +31,7 @@ func (r *Registry) load(ctx context.Context, dir, fp string) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.startLoading(dir, m, replacing)
 	wasm, err := ReadInDir(dir, m.Wasm, int64(r.policy.MaxModuleBytes))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

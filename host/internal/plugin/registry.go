@@ -31,6 +31,9 @@ type RegistryOptions struct {
 	// Debounce is how long Watch waits after the last file event before it
 	// rescans. Optional. Default: 250ms.
 	Debounce time.Duration
+	// Observer sees every call of a loaded skill and every load event
+	// (metrics, access logs, the admin endpoints). Optional. Default: none.
+	Observer Observer
 }
 
 // Problem is a plugin folder that could not be (re)loaded, for operators.
@@ -48,6 +51,9 @@ type Plugin struct {
 	WasmSHA256 string         // lowercase hex SHA-256 of the module bytes
 	LoadedAt   time.Time
 	Info       sandbox.ModuleInfo
+	// Revision is the registry revision (Snapshot.Revision) that loaded
+	// this plugin revision.
+	Revision uint64
 }
 
 // Skill returns the plugin's skill with the given id.
@@ -74,6 +80,9 @@ type Registry struct {
 	roots  []string           // folders of plugin folders scanned by sync; guarded by syncMu
 	dirs   []string           // single plugin folders given to Load; guarded by syncMu
 	failed map[string]failure // by plugin dir; guarded by syncMu
+
+	loadingMu sync.Mutex
+	loading   map[string]Loading // folders compiling now, by dir
 
 	mu     sync.RWMutex // guards cur and closed; read-held while a call acquires an entry
 	cur    *state
@@ -104,8 +113,9 @@ type state struct {
 type entry struct {
 	plugin  *Plugin
 	module  *sandbox.Module
-	fp      string      // fingerprint of the folder it was loaded from
-	closers []io.Closer // mount roots
+	fp      string        // fingerprint of the folder it was loaded from
+	closers []io.Closer   // mount roots
+	took    time.Duration // how long loading took
 
 	refs    atomic.Int64
 	retired atomic.Bool
@@ -119,7 +129,7 @@ func NewRegistry(rt *sandbox.Runtime, opts RegistryOptions) *Registry {
 	r := &Registry{
 		rt: rt, opts: opts, policy: newPolicy(opts.Policy),
 		log: opts.Logger, debounce: opts.Debounce,
-		failed: map[string]failure{},
+		failed: map[string]failure{}, loading: map[string]Loading{},
 	}
 	if r.log == nil {
 		r.log = slog.Default()

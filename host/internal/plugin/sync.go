@@ -123,11 +123,13 @@ func (r *Registry) sync(ctx context.Context) error {
 			problems[dir] = f.problem
 			continue
 		}
-		e, err := r.load(ctx, dir, fp)
+		e, err := r.load(ctx, dir, fp, old != nil)
+		took := r.endLoading(dir)
 		if err != nil {
-			problems[dir] = r.fail(dir, fp, false, err, old != nil)
+			problems[dir] = r.fail(dir, fp, false, err, old != nil, took)
 			continue
 		}
+		e.took = took
 		cands = append(cands, e)
 	}
 	var retired []*entry
@@ -135,6 +137,7 @@ func (r *Registry) sync(ctx context.Context) error {
 		if !present[dir] {
 			retired = append(retired, e)
 			r.log.Info("plugin: unloaded", "plugin", e.plugin.Manifest.Name, "dir", dir)
+			r.event(LoadEvent{Kind: EventUnloaded, Dir: dir, Plugin: e.plugin.Manifest.Name, Version: e.plugin.Manifest.Version})
 		}
 	}
 	for dir := range r.failed {
@@ -142,20 +145,26 @@ func (r *Registry) sync(ctx context.Context) error {
 			delete(r.failed, dir)
 		}
 	}
+	rev := cur.snap.Revision + 1 // the revision swap installs; syncMu keeps it
 	for _, c := range cands {
 		dir := c.plugin.Dir
+		m := c.plugin.Manifest
 		if err := conflict(c, next); err != nil {
-			problems[dir] = r.fail(dir, c.fp, true, err, next[dir] != nil)
+			problems[dir] = r.fail(dir, c.fp, true, err, next[dir] != nil, c.took)
 			_ = c.close(ctx)
 			continue
 		}
+		c.plugin.Revision = rev
+		ev := LoadEvent{Kind: EventLoaded, Dir: dir, Plugin: m.Name, Version: m.Version, Duration: c.took}
 		if old := next[dir]; old != nil {
 			retired = append(retired, old)
-			r.log.Info("plugin: replaced", "plugin", c.plugin.Manifest.Name, "version", c.plugin.Manifest.Version,
-				"old_version", old.plugin.Manifest.Version, "dir", dir)
+			ev.Kind = EventReplaced
+			r.log.Info("plugin: replaced", "plugin", m.Name, "version", m.Version,
+				"old_version", old.plugin.Manifest.Version, "dir", dir, "took", c.took.Round(time.Millisecond))
 		} else {
-			r.log.Info("plugin: loaded", "plugin", c.plugin.Manifest.Name, "version", c.plugin.Manifest.Version, "dir", dir)
+			r.log.Info("plugin: loaded", "plugin", m.Name, "version", m.Version, "dir", dir, "took", c.took.Round(time.Millisecond))
 		}
+		r.event(ev)
 		next[dir] = c
 		delete(r.failed, dir)
 	}
@@ -167,25 +176,46 @@ func (r *Registry) sync(ctx context.Context) error {
 	for _, p := range probs {
 		errs = append(errs, errors.New(p.Message))
 	}
+	r.logCleared(cur.snap.Problems, problems)
 	if len(cands) > 0 || len(retired) > 0 || !slices.Equal(probs, cur.snap.Problems) {
 		r.swap(ctx, next, probs, retired)
 	}
 	return errors.Join(errs...)
 }
 
-// fail records a folder that did not load and returns its Problem.
-func (r *Registry) fail(dir, fp string, retry bool, err error, oldServing bool) Problem {
+// fail records a folder that did not load and returns its Problem. A new
+// problem is logged and reported once; the same one found again is not.
+func (r *Registry) fail(dir, fp string, retry bool, err error, oldServing bool, took time.Duration) Problem {
 	p := Problem{Path: dir, Message: err.Error(), Time: time.Now()}
 	if prev, ok := r.failed[dir]; ok && prev.problem.Message == p.Message {
 		p.Time = prev.problem.Time // the same problem, still there
-	} else if oldServing {
-		r.log.Error("plugin: new revision refused; the loaded revision keeps serving", "dir", dir, "error", err)
 	} else {
-		r.log.Error("plugin: not loaded", "dir", dir, "error", err)
+		if oldServing {
+			r.log.Error("plugin: new revision refused; the loaded revision keeps serving", "dir", dir, "error", err)
+		} else {
+			r.log.Error("plugin: not loaded", "dir", dir, "error", err)
+		}
+		r.event(LoadEvent{Kind: EventFailed, Dir: dir, Plugin: folderPlugin(dir), Duration: took, Err: err})
 	}
 	r.failed[dir] = failure{fp: fp, retry: retry, err: err, problem: p}
 	return p
 }
+
+// logCleared logs and reports each problem of before that is no longer a
+// problem (its folder loads now, or is gone).
+func (r *Registry) logCleared(before []Problem, now map[string]Problem) {
+	for _, p := range before {
+		if _, still := now[p.Path]; still {
+			continue
+		}
+		r.log.Info("plugin: problem cleared", "dir", p.Path, "was", p.Message, "since", p.Time.Format(time.RFC3339))
+		r.event(LoadEvent{Kind: EventCleared, Dir: p.Path, Plugin: folderPlugin(p.Path)})
+	}
+}
+
+// folderPlugin names a plugin by its folder when its manifest may not
+// parse: the folder's name.
+func folderPlugin(dir string) string { return filepath.Base(dir) }
 
 // conflict refuses a candidate whose name or skill ids belong to another
 // plugin folder (the plugin it would replace does not count).

@@ -119,7 +119,11 @@ type Cost struct {
 func (m *Module) Cost() Cost { return m.cost }
 
 // Stats returns the module's counters.
-func (m *Module) Stats() Stats { return m.stats.snapshot() }
+func (m *Module) Stats() Stats {
+	st := m.stats.snapshot()
+	st.InstancesIdle = uint64(len(m.idle))
+	return st
+}
 
 // CallOption adjusts one call.
 type CallOption func(*callOptions)
@@ -210,6 +214,7 @@ func (m *Module) call(ctx context.Context, function string, input []byte, timeou
 	rc, out, err := inst.call(callCtx, function, input)
 	inst.running.ctx, inst.running.function = nil, ""
 	dur := time.Since(start)
+	m.stats.notePeak(inst.meter.Peak())
 	ferr, keep := m.classify(ctx, callCtx, inst, before, function, rc, out, err)
 	m.putBack(ctx, inst, keep)
 	if ferr != nil {

@@ -33,11 +33,13 @@ type RuntimeConfig struct {
 
 // Runtime compiles and owns modules. It is safe for concurrent use.
 type Runtime struct {
-	cache   wazero.CompilationCache
-	logger  *slog.Logger
-	imports map[string]bool
-	stats   counters
-	budget  *budget
+	cache    wazero.CompilationCache
+	cacheDir string // "" for an in-memory cache
+	logger   *slog.Logger
+	imports  map[string]bool
+	stats    counters
+	budget   *budget
+	compiles compileCounts
 
 	mu      sync.Mutex
 	modules map[*Module]struct{}
@@ -71,7 +73,7 @@ func NewRuntime(ctx context.Context, cfg RuntimeConfig) (*Runtime, error) {
 	if total == 0 {
 		total = DefaultMaxLiveBytes()
 	}
-	return &Runtime{cache: cache, logger: logger, imports: imports, modules: map[*Module]struct{}{}, budget: newBudget(total)}, nil
+	return &Runtime{cache: cache, cacheDir: cfg.CacheDir, logger: logger, imports: imports, modules: map[*Module]struct{}{}, budget: newBudget(total)}, nil
 }
 
 // Close closes every module still loaded (waiting for their in-flight calls
@@ -104,6 +106,12 @@ func (rt *Runtime) close(ctx context.Context) error {
 func (rt *Runtime) Stats() Stats {
 	st := rt.stats.snapshot()
 	st.BudgetBytes, st.ReservedBytes = rt.budget.total, uint64(max(0, rt.budget.used.Load()))
+	st.CompileHits, st.CompileMisses = rt.compiles.hits.Load(), rt.compiles.misses.Load()
+	rt.mu.Lock()
+	for m := range rt.modules {
+		st.InstancesIdle += uint64(len(m.idle))
+	}
+	rt.mu.Unlock()
 	return st
 }
 
@@ -214,6 +222,7 @@ func (rt *Runtime) compile(ctx context.Context, spec ModuleSpec, limits Limits) 
 			MaxHttpResponseBytes: maxHTTPResponseBytes,
 		},
 	}
+	before := cacheEntries(rt.cacheDir)
 	compiled, err := extism.NewCompiledPlugin(ctx, manifest, extism.PluginConfig{
 		RuntimeConfig: cfg,
 		EnableWasi:    true,
@@ -221,6 +230,7 @@ func (rt *Runtime) compile(ctx context.Context, spec ModuleSpec, limits Limits) 
 	if err != nil {
 		return nil, fmt.Errorf("%w: compiling: %w", ErrInvalidModule, err)
 	}
+	rt.compiles.count(before, cacheEntries(rt.cacheDir))
 	return compiled, nil
 }
 

@@ -1,0 +1,71 @@
+package sandbox_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
+)
+
+// A second runtime on the same cache folder compiles the module from the
+// cache: one miss, then one hit; an in-memory cache counts nothing.
+func TestCompileCacheCounts(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dir := t.TempDir()
+	wasm := mustFixture(t, "hostile")
+	counts := func(cacheDir string) (hits, misses uint64) {
+		rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: cacheDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close(ctx)
+		if _, err := rt.Load(ctx, sandbox.ModuleSpec{Name: "hostile", Wasm: wasm}); err != nil {
+			t.Fatal(err)
+		}
+		st := rt.Stats()
+		return st.CompileHits, st.CompileMisses
+	}
+	tests := []struct {
+		name                 string
+		cacheDir             string
+		wantHits, wantMisses uint64
+	}{
+		{"cold cache", dir, 0, 1},
+		{"warm cache", dir, 1, 0},
+		{"in-memory cache", "", 0, 0},
+	}
+	for _, tt := range tests { // in order: the second run needs the first's cache
+		if hits, misses := counts(tt.cacheDir); hits != tt.wantHits || misses != tt.wantMisses {
+			t.Errorf("%s: hits %d, misses %d; want %d, %d", tt.name, hits, misses, tt.wantHits, tt.wantMisses)
+		}
+	}
+}
+
+// Module stats show idle and busy instances, the memory high-water mark
+// (a memory hog reaches its cap) and discarded instances.
+func TestModuleStatsPool(t *testing.T) {
+	t.Parallel()
+	rt := mustRuntime(t)
+	const memory = 4 << 20
+	m := mustLoad(t, rt, "hostile", sandbox.Limits{Timeout: 30 * time.Second, MemoryBytes: memory, Concurrency: 2, WarmInstances: 2})
+	if st := m.Stats(); st.InstancesIdle != 2 || st.InstancesLive != 2 || st.CallsRunning != 0 {
+		t.Fatalf("after warm-up: %+v", st)
+	}
+	mustEcho(t, m, `{"n":1}`)
+	small := m.Stats().MemoryPeakBytes
+	if small == 0 || small >= memory {
+		t.Fatalf("peak after echo = %d", small)
+	}
+	_, err := m.Call(context.Background(), "grow", nil)
+	mustFault(t, err, fault.ResourceExhausted, fault.ReasonMemoryLimit)
+	st := m.Stats()
+	if st.MemoryPeakBytes <= small || st.InstancesDiscarded != 1 || st.InstancesIdle != 1 {
+		t.Errorf("after the memory hog: %+v (peak before %d)", st, small)
+	}
+	if rst := rt.Stats(); rst.InstancesIdle != st.InstancesIdle || rst.MemoryPeakBytes != st.MemoryPeakBytes {
+		t.Errorf("runtime stats %+v do not sum the module's %+v", rst, st)
+	}
+}
