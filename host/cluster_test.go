@@ -14,6 +14,7 @@ import (
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/natstest"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // A plugin published once answers on all three hosts of a cluster, and its
@@ -105,16 +106,9 @@ func mustClusterHost(t *testing.T, pluginDir, natsURL string) *testHost {
 // fails the test with f's last error.
 func eventually(t *testing.T, what string, within time.Duration, f func() error) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still failing after %v: %v", what, within, err)
-		}
-		time.Sleep(100 * time.Millisecond) // polling a condition with a deadline
+	var err error
+	if !testutil.Poll(within, func() bool { err = f(); return err == nil }) {
+		t.Fatalf("%s: still failing after %v: %v", what, within, err)
 	}
 }
 

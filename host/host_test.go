@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // fixtures holds the hand-written test modules (see the .wat beside each);
@@ -214,19 +215,8 @@ func (th *testHost) get(t *testing.T, path string) (*http.Response, []byte) {
 	return resp, b
 }
 
-// waitFor polls cond every 50 ms until it holds or limit passes.
-func waitFor(limit time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(limit)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
+// waitFor polls cond until it holds (true) or limit passes (false).
+func waitFor(limit time.Duration, cond func() bool) bool { return testutil.Poll(limit, cond) }
 
 // TestHost drives one host through the `_cleveragents/*` methods, the HTTP
 // endpoints and hot reload, all over real HTTP.

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // hostileManifest exposes every misbehaviour of the fixture module as a
@@ -109,8 +111,7 @@ func TestHostileMatrix(t *testing.T) {
 	}
 	warm.Wait()
 	httpClient.CloseIdleConnections()
-	time.Sleep(200 * time.Millisecond)
-	baseline := runtime.NumGoroutine()
+	baseline := testutil.SettledGoroutines() // once the closed connections' goroutines are gone
 
 	stop := make(chan struct{})
 	echoDone := make(chan struct{})

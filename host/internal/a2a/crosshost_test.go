@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/internal/natstest"
 	"github.com/skillhost/skillhost/host/internal/store"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // mustBothPlugins is a plugin folder with the progress test plugin and the
@@ -111,7 +112,7 @@ func TestCrossHostTasks(t *testing.T) {
 			done <- sent{task, err, time.Now()}
 		}()
 		var id a2av1.TaskID
-		for deadline := time.Now().Add(30 * time.Second); id == ""; time.Sleep(20 * time.Millisecond) {
+		testutil.Eventually(t, 30*time.Second, "the spin task to start working on A", func() bool {
 			list, err := clB.ListTasks(ctx, &a2av1.ListTasksRequest{ContextID: "cross-host-cancel"})
 			if err != nil {
 				t.Fatal(err)
@@ -121,10 +122,8 @@ func TestCrossHostTasks(t *testing.T) {
 					id = tk.ID
 				}
 			}
-			if time.Now().After(deadline) {
-				t.Fatal("the spin task did not start working on A within 30s")
-			}
-		}
+			return id != ""
+		})
 		canceledAt := time.Now()
 		if _, err := clB.CancelTask(ctx, &a2av1.CancelTaskRequest{ID: id}); err != nil {
 			t.Fatalf("CancelTask on B: %v", err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/store"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // storeValueCap is the context value cap of the test store (kept small so the
@@ -98,10 +99,10 @@ func TestGuestContextIsolation(t *testing.T) {
 		if _, gerr := in.call(a, "ctx_set", map[string]any{"key": "short", "value": 1, "ttl_ms": 1}); gerr != nil {
 			t.Fatalf("set: %+v", gerr)
 		}
-		time.Sleep(50 * time.Millisecond)
-		if got, _ := get(a, "short"); got != `{"found":false,"value":null}` {
-			t.Errorf("expired get = %s", got)
-		}
+		testutil.Eventually(t, 10*time.Second, "the 1ms value to read as expired", func() bool {
+			got, _ := get(a, "short")
+			return got == `{"found":false,"value":null}`
+		})
 	})
 	t.Run("value over the store cap", func(t *testing.T) {
 		big := strings.Repeat("x", storeValueCap)

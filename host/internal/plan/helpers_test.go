@@ -17,13 +17,13 @@ import (
 
 	extism "github.com/extism/go-sdk"
 
-	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/events"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 	"github.com/skillhost/skillhost/host/internal/store"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // testPlugins are the plugin folders every test host serves: the hostile
@@ -293,35 +293,19 @@ func mustExecute(t *testing.T, e *env, session, planID string, opts ExecuteOptio
 // waitFor polls the plan's status until cond holds (generous deadline).
 func waitFor(t *testing.T, e *env, session, planID string, what string, cond func(StatusResult) bool) StatusResult {
 	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
+	var st StatusResult
+	testutil.Eventually(t, 60*time.Second, fmt.Sprintf("plan %s: %s", planID, what), func() bool {
 		rec, err := e.m.Status(localCtx(), session, planID)
 		if err != nil {
 			t.Fatalf("status %s: %v", planID, err)
 		}
-		st := StatusOf(rec)
-		if cond(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			b, _ := json.MarshalIndent(st, "", "  ")
-			t.Fatalf("plan %s: gave up waiting for %s; last status:\n%s", planID, what, b)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		st = StatusOf(rec)
+		return cond(st)
+	})
+	return st
 }
 
 func finished(st StatusResult) bool { return st.Status != StatusExecuting }
-
-// wantFault checks err's kind and reason.
-func wantFault(t *testing.T, err error, kind fault.Kind, reason string) *fault.Error {
-	t.Helper()
-	fe := fault.From(err)
-	if err == nil || fe.Kind != kind || fe.Reason != reason {
-		t.Fatalf("error %v (kind %v reason %q), want kind %v reason %q", err, fe.Kind, fe.Reason, kind, reason)
-	}
-	return fe
-}
 
 // burnIterations calibrates the burn fixture: iterations that take about d.
 func burnIterations(t *testing.T, e *env, d time.Duration) int64 {

@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 func TestPlanInput(t *testing.T) {
@@ -16,9 +17,9 @@ func TestPlanInput(t *testing.T) {
 	mustCreate(t, e, sess, "in", definition(step("greet", "echo", `{"hello":"${plan.input.user.name}","n":"${plan.input.n}","all":"${plan.input}"}`)))
 	ctx := localCtx()
 	_, err := e.m.Execute(ctx, sess, "in", ExecuteOptions{})
-	wantFault(t, err, fault.InvalidParams, fault.ReasonInvalidReference)
+	testutil.MustFault(t, err, fault.InvalidParams, fault.ReasonInvalidReference)
 	_, err = e.m.Execute(ctx, sess, "in", ExecuteOptions{Input: json.RawMessage(`{"user":{}}`)})
-	wantFault(t, err, fault.InvalidParams, fault.ReasonInvalidReference)
+	testutil.MustFault(t, err, fault.InvalidParams, fault.ReasonInvalidReference)
 	mustExecute(t, e, sess, "in", ExecuteOptions{Input: json.RawMessage(`{"user":{"name":"ada"},"n":7}`)})
 	st := waitFor(t, e, sess, "in", "completion", finished)
 	want := `{"all":{"n":7,"user":{"name":"ada"}},"hello":"ada","n":7}`
@@ -72,9 +73,9 @@ func TestPlanList(t *testing.T) {
 		t.Errorf("a session without plans: %+v, %v", page, err)
 	}
 	_, err = e.m.List(ctx, ListRequest{SessionID: sess, Limit: MaxListLimit + 1})
-	wantFault(t, err, fault.InvalidParams, fault.ReasonInvalidParams)
+	testutil.MustFault(t, err, fault.InvalidParams, fault.ReasonInvalidParams)
 	_, err = e.m.List(ctx, ListRequest{SessionID: sess, Status: "running"})
-	wantFault(t, err, fault.InvalidParams, fault.ReasonInvalidParams)
+	testutil.MustFault(t, err, fault.InvalidParams, fault.ReasonInvalidParams)
 	_, err = e.m.List(ctx, ListRequest{SessionID: "sess_nope"})
-	wantFault(t, err, fault.SessionNotFound, fault.ReasonSessionNotFound)
+	testutil.MustFault(t, err, fault.SessionNotFound, fault.ReasonSessionNotFound)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 func TestPlanRunsStepsInOrder(t *testing.T) {
@@ -137,7 +138,7 @@ func TestPlanMethodErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wantFault(t, tt.call(), tt.kind, tt.reason)
+			testutil.MustFault(t, tt.call(), tt.kind, tt.reason)
 		})
 	}
 	// The same id in another session is another plan.
@@ -145,7 +146,7 @@ func TestPlanMethodErrors(t *testing.T) {
 
 	mustExecute(t, e, owner, "slow", ExecuteOptions{})
 	_, err := e.m.Execute(ctx, owner, "slow", ExecuteOptions{})
-	wantFault(t, err, fault.InvalidState, fault.ReasonPlanExecuting)
+	testutil.MustFault(t, err, fault.InvalidState, fault.ReasonPlanExecuting)
 	if _, err := e.m.Cancel(ctx, owner, "slow"); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +154,7 @@ func TestPlanMethodErrors(t *testing.T) {
 	mustExecute(t, e, owner, "mine", ExecuteOptions{})
 	waitFor(t, e, owner, "mine", "completion", finished)
 	_, err = e.m.Execute(ctx, owner, "mine", ExecuteOptions{})
-	wantFault(t, err, fault.InvalidState, fault.ReasonPlanCompleted)
+	testutil.MustFault(t, err, fault.InvalidState, fault.ReasonPlanCompleted)
 }
 
 func TestCancelStopsTheRunningStep(t *testing.T) {

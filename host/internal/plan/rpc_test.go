@@ -13,6 +13,7 @@ import (
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/store"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // wire is a JSON-RPC engine serving the plan methods of e.
@@ -61,12 +62,11 @@ func TestSpecExample(t *testing.T) {
 		t.Fatalf("plan/execute: %v", started)
 	}
 	var status map[string]any
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	testutil.Eventually(t, 30*time.Second, "the plan to finish", func() bool {
 		status = call(`{"jsonrpc":"2.0","method":"_cleveragents/plan/status","params":{"session_id":"sess_abc123","plan_id":"plan_xyz789"},"id":"req_4"}`)
-		if r, _ := status["result"].(map[string]any); r["status"] != "executing" || time.Now().After(deadline) {
-			break
-		}
-	}
+		r, _ := status["result"].(map[string]any)
+		return r["status"] != "executing"
+	})
 	r := status["result"].(map[string]any)
 	got := map[string]any{"status": r["status"], "progress": r["progress"], "result": r["result"], "step_results": r["step_results"],
 		"code": r["error"].(map[string]any)["code"], "details": r["error"].(map[string]any)["details"]}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // receiver is a webhook endpoint on 127.0.0.1 that checks signatures and
@@ -112,7 +113,7 @@ func TestWebhookGuards(t *testing.T) {
 			sess := mustSession(t, tt.e)
 			mustCreate(t, tt.e, sess, "p", definition(step("a", "echo", `{}`)))
 			_, err := tt.e.m.Execute(ctx, sess, "p", tt.opts)
-			fe := wantFault(t, err, fault.InvalidParams, fault.ReasonInvalidParams)
+			fe := testutil.MustFault(t, err, fault.InvalidParams, fault.ReasonInvalidParams)
 			if !strings.Contains(fe.Msg, tt.reason) {
 				t.Errorf("message %q, want it to mention %q", fe.Msg, tt.reason)
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // execSkills is the skill list of the "exec" test plugin.
@@ -84,7 +85,7 @@ func TestExecuteValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			_, err := r.Execute(context.Background(), tt.call)
-			fe := mustFault(t, err, tt.kind, tt.reason)
+			fe := testutil.MustFault(t, err, tt.kind, tt.reason)
 			if tt.msg != "" && fe.Msg != tt.msg {
 				t.Errorf("message\n got: %s\nwant: %s", fe.Msg, tt.msg)
 			}
@@ -128,7 +129,7 @@ func TestUnknownSkillListIsTruncated(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := r.Execute(context.Background(), Call{SkillID: strings.Repeat("x", 1000)})
-	fe := mustFault(t, err, fault.InvalidParams, fault.ReasonUnknownSkill)
+	fe := testutil.MustFault(t, err, fault.InvalidParams, fault.ReasonUnknownSkill)
 	if !strings.HasSuffix(fe.Msg, "s19 (and 10 more)") || len(fe.Msg) > 400 {
 		t.Errorf("message not truncated: %q", fe.Msg)
 	}
@@ -154,7 +155,7 @@ func TestExecuteTimeoutIsTheSmallerOfParamAndLimit(t *testing.T) {
 			t.Parallel()
 			start := time.Now()
 			_, err := r.Execute(context.Background(), Call{SkillID: "spin", Timeout: tt.timeout})
-			fe := mustFault(t, err, fault.Timeout, fault.ReasonTimeout)
+			fe := testutil.MustFault(t, err, fault.Timeout, fault.ReasonTimeout)
 			if got, _ := fe.Data["timeout_ms"].(int64); got != tt.want.Milliseconds() {
 				t.Errorf("applied deadline %vms (data %v), want %v", got, fe.Data["timeout_ms"], tt.want)
 			}

@@ -2,7 +2,6 @@ package plugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/config"
-	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
@@ -101,31 +99,6 @@ func newTestRegistry(t *testing.T, pol config.Policy) *Registry {
 		}
 	})
 	return r
-}
-
-// mustFault asserts err is a *fault.Error of kind k and reason.
-func mustFault(t *testing.T, err error, k fault.Kind, reason string) *fault.Error {
-	t.Helper()
-	var fe *fault.Error
-	if !errors.As(err, &fe) {
-		t.Fatalf("error %v (%T) is not a *fault.Error", err, err)
-	}
-	if fe.Kind != k || fe.Reason != reason {
-		t.Fatalf("fault = %v/%q (%v), want %v/%q", fe.Kind, fe.Reason, fe, k, reason)
-	}
-	return fe
-}
-
-// eventually polls cond until it holds or 10 s pass.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for: %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func errLines(err error) []string {

@@ -9,9 +9,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // watching starts Watch on root and stops it when the test ends.
@@ -44,14 +46,14 @@ func TestWatchLoadsNewFolders(t *testing.T) {
 
 	// Written in place, file by file: many events, half-written files.
 	pluginSpec{name: "inplace"}.write(t, root)
-	eventually(t, "inplace loads", func() bool { return served(r, "inplace-echo") == "inplace@1.0.0" })
+	testutil.Eventually(t, 10*time.Second, "inplace loads", func() bool { return served(r, "inplace-echo") == "inplace@1.0.0" })
 
 	// Staged then renamed in: one event.
 	staged := pluginSpec{name: "renamed"}.stage(t, root)
 	if err := os.Rename(staged, filepath.Join(root, "renamed")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "renamed loads", func() bool { return served(r, "renamed-echo") == "renamed@1.0.0" })
+	testutil.Eventually(t, 10*time.Second, "renamed loads", func() bool { return served(r, "renamed-echo") == "renamed@1.0.0" })
 	if n := len(r.Problems()); n != 0 {
 		t.Errorf("problems left after complete copies: %+v", r.Problems())
 	}
@@ -95,17 +97,17 @@ func TestReplaceUnderLoadFailsNoCall(t *testing.T) {
 			}
 		}()
 	}
-	eventually(t, "calls flowing", func() bool { return calls.Load() > 20 })
+	testutil.Eventually(t, 10*time.Second, "calls flowing", func() bool { return calls.Load() > 20 })
 	pluginSpec{name: "live", version: "2.0.0"}.write(t, root) // rewritten in place under load
-	eventually(t, "v2 serving", sawNew.Load)
+	testutil.Eventually(t, 10*time.Second, "v2 serving", sawNew.Load)
 	before := calls.Load()
-	eventually(t, "more calls on v2", func() bool { return calls.Load() > before+20 })
+	testutil.Eventually(t, 10*time.Second, "more calls on v2", func() bool { return calls.Load() > before+20 })
 	stop.Store(true)
 	wg.Wait()
 	if len(failures) > 0 {
 		t.Fatalf("%d of %d calls failed during the replacement; first: %v", len(failures), calls.Load(), failures[0])
 	}
-	eventually(t, "old module closed", old.closed.Load)
+	testutil.Eventually(t, 10*time.Second, "old module closed", old.closed.Load)
 }
 
 func TestBrokenReplacementKeepsTheOldRevision(t *testing.T) {
@@ -134,7 +136,7 @@ func TestBrokenReplacementKeepsTheOldRevision(t *testing.T) {
 	}
 	for _, st := range steps {
 		st.spec.write(t, root)
-		eventually(t, st.name+" reported", func() bool {
+		testutil.Eventually(t, 10*time.Second, st.name+" reported", func() bool {
 			ps := r.Problems()
 			return len(ps) == 1 && strings.HasPrefix(ps[0].Message, manifest+": "+st.problem)
 		})
@@ -146,7 +148,7 @@ func TestBrokenReplacementKeepsTheOldRevision(t *testing.T) {
 		}
 	}
 	pluginSpec{name: "keep", version: "5.0.0"}.write(t, root)
-	eventually(t, "fixed revision serving", func() bool { return served(r, "keep-echo") == "keep@5.0.0" })
+	testutil.Eventually(t, 10*time.Second, "fixed revision serving", func() bool { return served(r, "keep-echo") == "keep@5.0.0" })
 	if ps := r.Problems(); len(ps) != 0 {
 		t.Errorf("problem not cleared by a good revision: %+v", ps)
 	}
@@ -198,7 +200,7 @@ func TestRemovalUnloadsAfterInFlightCalls(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(root, "stays")); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "stays unloaded", func() bool { return len(r.Snapshot().Plugins) == 0 })
+	testutil.Eventually(t, 10*time.Second, "stays unloaded", func() bool { return len(r.Snapshot().Plugins) == 0 })
 }
 
 func TestReloadNeedsAFolder(t *testing.T) {
@@ -225,7 +227,7 @@ func TestCloseRefusesCalls(t *testing.T) {
 		t.Error("Close left a module open")
 	}
 	_, err := r.Execute(context.Background(), Call{SkillID: "c-echo"})
-	mustFault(t, err, fault.Internal, fault.ReasonInternal)
+	testutil.MustFault(t, err, fault.Internal, fault.ReasonInternal)
 	if err := r.LoadDir(context.Background(), root); err == nil {
 		t.Error("LoadDir after Close succeeded")
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // mustBudgetRuntime opens a runtime with a memory budget of total bytes.
@@ -86,20 +87,16 @@ func TestBudgetBoundsLiveInstancesAndCalls(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	looped := make(chan error, 1)
 	go func() { _, err := m.Call(ctx, "loop", nil); looped <- err }()
-	deadline := time.Now().Add(10 * time.Second)
-	for rt.Stats().ReservedBytes < 2*probe.Instance+probe.Call {
-		if time.Now().After(deadline) {
-			t.Fatal("the looping call never reserved its stack")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 10*time.Second, "the looping call to reserve its stack", func() bool {
+		return rt.Stats().ReservedBytes >= 2*probe.Instance+probe.Call
+	})
 	_, err = m.Call(context.Background(), "echo", nil)
-	fe := mustFault(t, err, fault.ResourceExhausted, fault.ReasonPoolSaturated)
+	fe := testutil.MustFault(t, err, fault.ResourceExhausted, fault.ReasonPoolSaturated)
 	if !strings.Contains(fe.Msg, "sandbox.max_live_bytes") || fe.Data["budget_bytes"] == nil {
 		t.Errorf("refusal %q (data %v) does not name the budget", fe.Msg, fe.Data)
 	}
 	cancel()
-	mustFault(t, <-looped, fault.Canceled, fault.ReasonCanceled)
+	testutil.MustFault(t, <-looped, fault.Canceled, fault.ReasonCanceled)
 	mustEcho(t, m, "after")
 	if err := m.Close(context.Background()); err != nil {
 		t.Fatal(err)
@@ -116,7 +113,7 @@ func TestStackOverflowIsMemoryLimit(t *testing.T) {
 	t.Parallel()
 	m := mustLoad(t, mustRuntime(t), "stack_hog", sandbox.Limits{Timeout: time.Minute})
 	_, err := m.Call(context.Background(), "recurse", nil)
-	fe := mustFault(t, err, fault.ResourceExhausted, fault.ReasonMemoryLimit)
+	fe := testutil.MustFault(t, err, fault.ResourceExhausted, fault.ReasonMemoryLimit)
 	if fe.Data["limit"] != "call_stack" || !strings.Contains(fe.Msg, "call stack") {
 		t.Errorf("stack hog fault %q (data %v): want it to say the call stack ran out", fe.Msg, fe.Data)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 func TestEchoAndWarmReuse(t *testing.T) {
@@ -41,7 +42,7 @@ func TestUnknownExport(t *testing.T) {
 	rt := mustRuntime(t)
 	m := mustLoad(t, rt, "hostile", sandbox.Limits{})
 	_, err := m.Call(context.Background(), "nope", nil)
-	fe := mustFault(t, err, fault.InvalidParams, fault.ReasonUnknownSkill)
+	fe := testutil.MustFault(t, err, fault.InvalidParams, fault.ReasonUnknownSkill)
 	if !strings.Contains(fe.Message(), `"nope"`) {
 		t.Errorf("message %q does not name the function", fe.Message())
 	}
@@ -62,7 +63,7 @@ func TestPluginError(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.fn, func(t *testing.T) {
 			_, err := m.Call(context.Background(), tt.fn, nil)
-			fe := mustFault(t, err, fault.SkillFailed, fault.ReasonPluginError)
+			fe := testutil.MustFault(t, err, fault.SkillFailed, fault.ReasonPluginError)
 			if fe.Message() != tt.wantMsg {
 				t.Errorf("message = %q, want %q", fe.Message(), tt.wantMsg)
 			}
@@ -88,7 +89,7 @@ func TestOutputLimitKeepsInstance(t *testing.T) {
 	rt := mustRuntime(t)
 	m := mustLoad(t, rt, "hostile", sandbox.Limits{OutputBytes: 1 << 10, Concurrency: 1})
 	_, err := m.Call(context.Background(), "huge_output", nil)
-	fe := mustFault(t, err, fault.ResourceExhausted, fault.ReasonOutputLimit)
+	fe := testutil.MustFault(t, err, fault.ResourceExhausted, fault.ReasonOutputLimit)
 	if got := fe.Data["output_bytes"]; got != 8<<20 {
 		t.Errorf("output_bytes = %v, want %d", got, 8<<20)
 	}
@@ -97,7 +98,7 @@ func TestOutputLimitKeepsInstance(t *testing.T) {
 	}
 	mustEcho(t, m, strings.Repeat("y", 1<<10)) // exactly the cap is fine
 	_, err = m.Call(context.Background(), "echo", []byte(strings.Repeat("y", 1<<10+1)))
-	mustFault(t, err, fault.ResourceExhausted, fault.ReasonOutputLimit)
+	testutil.MustFault(t, err, fault.ResourceExhausted, fault.ReasonOutputLimit)
 }
 
 func TestMemoryHogVersusTrap(t *testing.T) {
@@ -119,7 +120,7 @@ func TestMemoryHogVersusTrap(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.fn, func(t *testing.T) {
 			_, err := m.Call(context.Background(), tt.fn, nil)
-			mustFault(t, err, tt.kind, tt.reason)
+			testutil.MustFault(t, err, tt.kind, tt.reason)
 			res := mustEcho(t, m, "next")
 			if res.Fresh != tt.wantFresh {
 				t.Errorf("next call Fresh = %v, want %v", res.Fresh, tt.wantFresh)
@@ -136,7 +137,7 @@ func TestInputOverMemoryCap(t *testing.T) {
 	rt := mustRuntime(t)
 	m := mustLoad(t, rt, "hostile", sandbox.Limits{MemoryBytes: 1 << 20})
 	_, err := m.Call(context.Background(), "echo", make([]byte, 2<<20))
-	mustFault(t, err, fault.ResourceExhausted, fault.ReasonMemoryLimit)
+	testutil.MustFault(t, err, fault.ResourceExhausted, fault.ReasonMemoryLimit)
 }
 
 // TestTimeoutReportsAppliedDeadline: a caller deadline shorter than the
@@ -147,7 +148,7 @@ func TestTimeoutReportsAppliedDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := m.Call(ctx, "loop", nil)
-	fe := mustFault(t, err, fault.Timeout, fault.ReasonTimeout)
+	fe := testutil.MustFault(t, err, fault.Timeout, fault.ReasonTimeout)
 	ms, _ := fe.Data["timeout_ms"].(int64)
 	if ms < 250 || ms > 350 || !strings.Contains(fe.Msg, "deadline of 300ms") {
 		t.Errorf("timeout fault %q with timeout_ms %v; want the applied 300ms deadline", fe.Msg, fe.Data["timeout_ms"])

@@ -17,6 +17,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // The Go test plugin (testdata/goguest) is built once per test binary into a
@@ -217,7 +218,7 @@ func TestGoGuestFailuresClassified(t *testing.T) {
 					}
 				} else {
 					t.Logf("%s(%s) after %v: %v (cause: %.200v)", tt.fn, tt.in, took, err, errors.Unwrap(err))
-					mustFault(t, err, tt.kind, tt.reason)
+					testutil.MustFault(t, err, tt.kind, tt.reason)
 					// For nap(10000) this bound (6 s) proves the sleep was cut short.
 					if limit := tt.mod.Limits().Timeout; took > limit+margin {
 						t.Errorf("%s took %v, deadline %v", tt.fn, took, limit)
@@ -235,7 +236,7 @@ func TestGoGuestFailuresClassified(t *testing.T) {
 	if n == 0 {
 		t.Error("no echo call completed during the hostile calls")
 	}
-	waitGoroutines(t, baseline)
+	testutil.WaitGoroutines(t, baseline)
 	// hog, boom, spin and the long nap each leave an untrustworthy
 	// instance, which must be discarded; an output over the cap does not.
 	// (A retried echo timeout adds a failure and a discard.)

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host/internal/sandbox"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // recordHandler is a slog.Handler keeping every record it is given.
@@ -101,23 +102,21 @@ func TestExtismLogIsRateLimited(t *testing.T) {
 	if n := len(h.lines()); n < sandbox.GuestLogBurst || n > allowed {
 		t.Fatalf("%d of 1000 lines logged, want between %d and %d", n, sandbox.GuestLogBurst, allowed)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var first string // the first line that got through after the flood
+	testutil.Eventually(t, 10*time.Second, "a line to get through after the flood (tokens refill)", func() bool {
 		if _, err := m.Call(context.Background(), "levels", []byte("after")); err != nil {
 			t.Fatal(err)
 		}
 		for _, l := range h.lines() {
 			if strings.HasPrefix(l, "DEBUG after") || strings.Contains(l, " after ") {
-				if !strings.Contains(l, "dropped_before=") {
-					t.Fatalf("first line after the flood %q does not report the dropped lines", l)
-				}
-				return
+				first = l
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no line got through after the flood within 10s")
-		}
-		time.Sleep(50 * time.Millisecond) // one token refills every 50ms
+		return false
+	})
+	if !strings.Contains(first, "dropped_before=") {
+		t.Fatalf("first line after the flood %q does not report the dropped lines", first)
 	}
 }
 

@@ -2,14 +2,10 @@ package sandbox_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
-	"time"
 
-	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
@@ -49,19 +45,6 @@ func mustLoad(t testing.TB, rt *sandbox.Runtime, fixture string, limits sandbox.
 	return m
 }
 
-// mustFault asserts err is a *fault.Error of the given kind and reason.
-func mustFault(t testing.TB, err error, kind fault.Kind, reason string) *fault.Error {
-	t.Helper()
-	var fe *fault.Error
-	if !errors.As(err, &fe) {
-		t.Fatalf("error %v (%T) is not a *fault.Error", err, err)
-	}
-	if fe.Kind != kind || fe.Reason != reason {
-		t.Fatalf("got %v/%q (%v), want %v/%q", fe.Kind, fe.Reason, fe, kind, reason)
-	}
-	return fe
-}
-
 // mustEcho calls echo and checks the output.
 func mustEcho(t testing.TB, m *sandbox.Module, in string) *sandbox.Result {
 	t.Helper()
@@ -73,21 +56,4 @@ func mustEcho(t testing.TB, m *sandbox.Module, in string) *sandbox.Result {
 		t.Fatalf("echo output = %q, want %q", res.Output, in)
 	}
 	return res
-}
-
-// waitGoroutines polls until the goroutine count is back to baseline.
-func waitGoroutines(t *testing.T, baseline int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= baseline {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("goroutines: %d, baseline %d\n%s", n, baseline, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

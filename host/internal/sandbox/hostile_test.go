@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // margin is how late past its deadline a hostile call may end: generous,
@@ -115,7 +116,7 @@ func TestHostileCallsIsolated(t *testing.T) {
 	}
 	mustEcho(t, hostile, "alive")
 	mustEcho(t, looping, "alive")
-	waitGoroutines(t, baseline)
+	testutil.WaitGoroutines(t, baseline)
 	if st := hostile.Stats(); st.InstancesDiscarded < 4 || st.Failures != uint64(len(tests)) {
 		t.Errorf("hostile stats = %+v, want ≥4 discarded and %d failures", st, len(tests))
 	}
@@ -128,7 +129,7 @@ func TestTimeoutVersusCancel(t *testing.T) {
 
 	t.Run("deadline", func(t *testing.T) {
 		_, err := m.Call(context.Background(), "loop", nil)
-		fe := mustFault(t, err, fault.Timeout, fault.ReasonTimeout)
+		fe := testutil.MustFault(t, err, fault.Timeout, fault.ReasonTimeout)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("timeout %v does not wrap context.DeadlineExceeded", fe)
 		}
@@ -137,14 +138,14 @@ func TestTimeoutVersusCancel(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		_, err := m.Call(ctx, "loop", nil)
-		mustFault(t, err, fault.Timeout, fault.ReasonTimeout)
+		testutil.MustFault(t, err, fault.Timeout, fault.ReasonTimeout)
 	})
 	t.Run("cancel", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(30*time.Millisecond, cancel)
 		start := time.Now()
 		_, err := m.Call(ctx, "loop", nil)
-		mustFault(t, err, fault.Canceled, fault.ReasonCanceled)
+		testutil.MustFault(t, err, fault.Canceled, fault.ReasonCanceled)
 		if took := time.Since(start); took > margin {
 			t.Errorf("cancel took %v", took)
 		}
@@ -164,15 +165,12 @@ func TestPoolSaturation(t *testing.T) {
 		done <- err
 	}()
 	<-started
-	var err error
-	for range 100 { // until the loop call holds the only instance
-		time.Sleep(10 * time.Millisecond)
-		if _, err = m.Call(context.Background(), "echo", []byte("x")); err != nil {
-			break
-		}
-	}
-	mustFault(t, err, fault.ResourceExhausted, fault.ReasonPoolSaturated)
-	mustFault(t, <-done, fault.Timeout, fault.ReasonTimeout)
+	testutil.Eventually(t, 10*time.Second, "the loop call to hold the only instance", func() bool {
+		return m.Stats().CallsRunning == 1
+	})
+	_, err := m.Call(context.Background(), "echo", []byte("x"))
+	testutil.MustFault(t, err, fault.ResourceExhausted, fault.ReasonPoolSaturated)
+	testutil.MustFault(t, <-done, fault.Timeout, fault.ReasonTimeout)
 	if st := m.Stats(); st.PoolSaturated == 0 {
 		t.Errorf("stats %+v: PoolSaturated = 0", st)
 	}
@@ -188,7 +186,7 @@ func TestStartFunctionsUnderDeadline(t *testing.T) {
 		m := mustLoad(t, rt, "start_loop", sandbox.Limits{Timeout: timeout})
 		start := time.Now()
 		_, err := m.Call(context.Background(), "run", nil)
-		mustFault(t, err, fault.Timeout, fault.ReasonTimeout)
+		testutil.MustFault(t, err, fault.Timeout, fault.ReasonTimeout)
 		if took := time.Since(start); took > timeout+margin {
 			t.Errorf("took %v", took)
 		}
@@ -199,7 +197,7 @@ func TestStartFunctionsUnderDeadline(t *testing.T) {
 		if err == nil {
 			t.Fatal("Load succeeded, want a timeout in the start function")
 		}
-		mustFault(t, err, fault.Timeout, fault.ReasonTimeout)
+		testutil.MustFault(t, err, fault.Timeout, fault.ReasonTimeout)
 		if took := time.Since(start); took > timeout+margin {
 			t.Errorf("took %v", took)
 		}
@@ -209,24 +207,24 @@ func TestStartFunctionsUnderDeadline(t *testing.T) {
 func TestCloseWaitsForInflight(t *testing.T) {
 	t.Parallel()
 	rt := mustRuntime(t)
-	m := mustLoad(t, rt, "hostile", sandbox.Limits{Timeout: 300 * time.Millisecond, Concurrency: 1})
+	m := mustLoad(t, rt, "hostile", sandbox.Limits{Timeout: 2 * time.Second, Concurrency: 1})
 	done := make(chan error, 1)
 	go func() {
 		_, err := m.Call(context.Background(), "loop", nil)
 		done <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	testutil.Eventually(t, 10*time.Second, "the loop call to start", func() bool { return m.Stats().CallsRunning == 1 })
 	if err := m.Close(context.Background()); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
 	select {
 	case err := <-done:
-		mustFault(t, err, fault.Timeout, fault.ReasonTimeout) // it ran to its deadline
+		testutil.MustFault(t, err, fault.Timeout, fault.ReasonTimeout) // it ran to its deadline
 	default:
 		t.Fatal("Close returned before the in-flight call ended")
 	}
 	_, err := m.Call(context.Background(), "echo", nil)
-	mustFault(t, err, fault.InvalidState, fault.ReasonModuleClosed)
+	testutil.MustFault(t, err, fault.InvalidState, fault.ReasonModuleClosed)
 	if st := m.Stats(); st.InstancesLive != 0 {
 		t.Errorf("live instances after Close = %d", st.InstancesLive)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // TestTableLoadRefuses: tables live in host memory the memory meter cannot
@@ -75,7 +76,7 @@ func TestTableGrowCapped(t *testing.T) {
 	_, err := m.Call(ctx, "tgrow", nil)
 	runtime.GC()
 	runtime.ReadMemStats(&after)
-	mustFault(t, err, fault.SkillFailed, fault.ReasonTrap)
+	testutil.MustFault(t, err, fault.SkillFailed, fault.ReasonTrap)
 	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 64<<20 {
 		t.Errorf("a plugin capped at 1 MiB made the host retain %d MiB through table.grow", grown>>20)
 	}
@@ -88,7 +89,7 @@ func TestTableGrowCapped(t *testing.T) {
 		}
 	}
 	_, err = m.Call(ctx, "tgrow_fit", nil)
-	mustFault(t, err, fault.SkillFailed, fault.ReasonTrap)
+	testutil.MustFault(t, err, fault.SkillFailed, fault.ReasonTrap)
 }
 
 // TestProcExitDiscardsInstance: WASI proc_exit closes the guest's module.
@@ -113,7 +114,7 @@ func TestProcExitDiscardsInstance(t *testing.T) {
 			m := mustLoad(t, rt, "tables", sandbox.Limits{Concurrency: 1})
 			res, err := m.Call(ctx, tt.fn, nil)
 			if tt.wantErr {
-				fe := mustFault(t, err, fault.SkillFailed, fault.ReasonTrap)
+				fe := testutil.MustFault(t, err, fault.SkillFailed, fault.ReasonTrap)
 				if diff := cmp.Diff(tt.wantCode, fe.Data["exit_code"]); diff != "" {
 					t.Errorf("exit_code (-want +got):\n%s", diff)
 				}

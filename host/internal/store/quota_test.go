@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/store"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // jsonString is a JSON string value of exactly n bytes (n ≥ 2).
@@ -129,14 +130,10 @@ func TestSessionQuotaFreedByExpiry(t *testing.T) {
 	if diff := cmp.Diff(faultInfo{fault.ResourceExhausted, fault.ReasonSessionQuota, id}, faultOf(t, err)); diff != "" {
 		t.Fatalf("third key before expiry (-want +got):\n%s", diff)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for err != nil && time.Now().Before(deadline) {
-		time.Sleep(250 * time.Millisecond)
+	testutil.Eventually(t, 15*time.Second, "the quota to be freed after a 1s ttl", func() bool {
 		_, err = st.SetContext(ctx, id, "third", json.RawMessage(`3`), 0)
-	}
-	if err != nil {
-		t.Fatalf("quota not freed 15s after a 1s ttl expired: %v", err)
-	}
+		return err == nil
+	})
 	if diff := cmp.Diff(usage{2, int64(len("long") + 1 + len("third") + 1)}, mustUsage(t, st, id)); diff != "" {
 		t.Errorf("usage after expiry (-want +got):\n%s", diff)
 	}
@@ -165,14 +162,10 @@ func TestSessionQuotaFreedByCloseAndIDReuse(t *testing.T) {
 	if diff := cmp.Diff(faultInfo{fault.InvalidState, fault.ReasonSessionClosed, "reused"}, faultOf(t, err)); diff != "" {
 		t.Errorf("reuse within retention (-want +got):\n%s", diff)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for err != nil && time.Now().Before(deadline) {
-		time.Sleep(250 * time.Millisecond)
+	testutil.Eventually(t, 15*time.Second, "the id to be reusable after a 1s retention", func() bool {
 		_, err = st.CreateSession(ctx, store.Session{ID: "reused"})
-	}
-	if err != nil {
-		t.Fatalf("id not reusable 15s after a 1s retention: %v", err)
-	}
+		return err == nil
+	})
 	if diff := cmp.Diff(usage{}, mustUsage(t, st, "reused")); diff != "" {
 		t.Errorf("usage of the reused id (-want +got):\n%s", diff)
 	}

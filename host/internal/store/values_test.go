@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/store"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 func TestContextSetGet(t *testing.T) {
@@ -78,15 +79,11 @@ func TestContextTTLExpires(t *testing.T) {
 		t.Fatalf("SetContext unread: %v", err)
 	}
 
-	deadline := time.Now().Add(10 * time.Second)
 	var last error
-	for {
+	testutil.Eventually(t, 10*time.Second, "the 1s value to expire", func() bool {
 		_, last = st.GetContext(ctx, id, "short")
-		if last != nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return last != nil
+	})
 	got := faultOf(t, last)
 	if got.Kind != fault.InvalidParams || (got.Reason != fault.ReasonContextExpired && got.Reason != fault.ReasonContextNotFound) {
 		t.Fatalf("expired value: got %+v (%v), want InvalidParams context_expired or context_not_found", got, last)
@@ -107,13 +104,7 @@ func TestContextTTLExpires(t *testing.T) {
 		t.Fatal(err)
 	}
 	var keys []string
-	for time.Now().Before(deadline.Add(5 * time.Second)) {
-		if keys = mustKeys(t, kv); len(keys) == 1 {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if len(keys) != 1 {
+	if !testutil.Poll(15*time.Second, func() bool { keys = mustKeys(t, kv); return len(keys) == 1 }) {
 		t.Errorf("bucket keys after server TTL: %q, want only the unexpired one", keys)
 	}
 }

@@ -26,15 +26,24 @@ const pollEvery = 10 * time.Millisecond
 // the machine may be loaded; a passing test returns as soon as cond holds.
 func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
+	if !Poll(within, cond) {
+		t.Fatalf("gave up after %v waiting for %s", within, what)
+	}
+}
+
+// Poll checks cond until it holds (true) or within has passed (false), for
+// a caller that reports the failure itself.
+func Poll(within time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(within)
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("gave up after %v waiting for %s", within, what)
+			return false
 		}
 		<-tick.C
 	}
+	return true
 }
 
 // MustFault fails the test unless err is a *fault.Error of kind k with the
@@ -70,4 +79,21 @@ func WaitGoroutines(t testing.TB, baseline int) {
 		}
 		<-tick.C
 	}
+}
+
+// SettledGoroutines waits until the goroutine count has stopped changing
+// (the same for 5 checks in a row, at most 10 seconds) and returns it: a
+// baseline taken once work that just ended has unwound.
+func SettledGoroutines() int {
+	n, same := runtime.NumGoroutine(), 0
+	Poll(10*time.Second, func() bool {
+		m := runtime.NumGoroutine()
+		if m == n {
+			same++
+		} else {
+			n, same = m, 0
+		}
+		return same >= 5
+	})
+	return n
 }
