@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
@@ -35,9 +36,18 @@ func mustRuntime(t testing.TB) *sandbox.Runtime {
 	return rt
 }
 
-// mustLoad loads a fixture with the given limits.
+// testTimeout is the call deadline of a test that does not set one: the 2s
+// default is too short for a loaded machine under -race, and a test about
+// timeouts sets its own.
+const testTimeout = 30 * time.Second
+
+// mustLoad loads a fixture with the given limits (Timeout: testTimeout unless
+// set).
 func mustLoad(t testing.TB, rt *sandbox.Runtime, fixture string, limits sandbox.Limits) *sandbox.Module {
 	t.Helper()
+	if limits.Timeout == 0 {
+		limits.Timeout = testTimeout
+	}
 	m, err := rt.Load(context.Background(), sandbox.ModuleSpec{Name: fixture, Wasm: mustFixture(t, fixture), Limits: limits})
 	if err != nil {
 		t.Fatalf("Load(%s): %v", fixture, err)

@@ -60,7 +60,10 @@ func TestLoadDefaultsAndCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close(ctx)
-	m := mustLoad(t, rt, "hostile", sandbox.Limits{})
+	m, err := rt.Load(ctx, sandbox.ModuleSpec{Name: "hostile", Wasm: mustFixture(t, "hostile")}) // zero limits: the defaults
+	if err != nil {
+		t.Fatal(err)
+	}
 	if diff := cmp.Diff(sandbox.DefaultLimits(), m.Limits()); diff != "" {
 		t.Errorf("limits (-want +got):\n%s", diff)
 	}
