@@ -25,7 +25,7 @@ func TestClientCall(t *testing.T) {
 		return nil, fault.New(fault.SessionNotFound, fault.ReasonSessionClosed, "session s1 is closed").With("session_id", "s1")
 	})
 	e.Register("task", func(context.Context, *Request) (any, error) {
-		return nil, fault.New(fault.TaskNotFound, "task_not_found", "no task t9").With("task_id", "t9")
+		return nil, fault.New(fault.TaskNotFound, fault.ReasonTaskNotFound, "no task t9").With("task_id", "t9")
 	})
 	doer := engineDoer(e)
 

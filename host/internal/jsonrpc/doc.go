@@ -69,6 +69,6 @@
 // (when it is an io.Closer) and refused with -32600, reason
 // stream_not_batchable.
 //
-// Call is the client side: it sends one request through any transport and
-// turns an error response back into a *fault.Error.
+// The client side is the public package host/client: it sends one request
+// through any transport and turns an error response back into a *fault.Error.
 package jsonrpc
