@@ -48,19 +48,19 @@ func encodeResult(id json.RawMessage, v any) ([]byte, error) {
 }
 
 // EncodeError encodes an error response for id (nil encodes as null). err is
-// classified by SafeFault; env and the ctx's TransportInfo supply the
+// classified by safeFault; env and the ctx's TransportInfo supply the
 // request_id and session_id of the error data.
 func EncodeError(ctx context.Context, id json.RawMessage, env Envelope, err error) []byte {
-	fe, _ := SafeFault(err)
+	fe, _ := safeFault(err)
 	return encodeFault(id, env, TransportFrom(ctx).RequestID, fe, false)
 }
 
-// SafeFault classifies err for the wire: a *fault.Error in the chain is
+// safeFault classifies err for the wire: a *fault.Error in the chain is
 // returned as is; context deadline and cancellation become Timeout and
 // Canceled; anything else becomes Internal with the message "internal error"
 // so Go error text never reaches a client. hidden reports that last case (the
 // caller should log err).
-func SafeFault(err error) (fe *fault.Error, hidden bool) {
+func safeFault(err error) (fe *fault.Error, hidden bool) {
 	if err == nil {
 		return fault.New(fault.Internal, fault.ReasonInternal, "internal error"), true
 	}

@@ -300,7 +300,7 @@ func (e *Engine) requestError(ctx context.Context, req *Request, err error) Repl
 }
 
 func (e *Engine) encodeError(ctx context.Context, id json.RawMessage, env Envelope, err error, info bool) Reply {
-	fe, hidden := SafeFault(err)
+	fe, hidden := safeFault(err)
 	if hidden {
 		e.log.ErrorContext(ctx, "jsonrpc: internal error", "err", err)
 	}
