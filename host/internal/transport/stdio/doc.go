@@ -32,7 +32,7 @@
 // Frames are handled concurrently, at most WithConcurrency (default 4) at a
 // time, so a slow call does not block others; responses are written as they
 // complete (match them by id) by a single writer goroutine, so frames never
-// interleave. A streaming result (jsonrpc.Reply.Stream) is written as one
+// interleave. A streaming result (jsonrpc.Reply.Pump) is written as one
 // frame per event, each a JSON-RPC response carrying the request's id, until
 // the stream ends; a stream error ends it with one error frame.
 //
