@@ -16,6 +16,7 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // recorder is an Observer that records what it sees; hold, when set,
@@ -114,14 +115,14 @@ func TestObserverSeesThePluginLife(t *testing.T) {
 	go func() { loaded <- r.LoadDir(ctx, root) }()
 	<-obs.compiling
 	_, err := r.Execute(ctx, Call{SkillID: "life-echo"})
-	fe := mustFault(t, err, fault.InvalidState, fault.ReasonPluginLoading)
+	fe := testutil.MustFault(t, err, fault.InvalidState, fault.ReasonPluginLoading)
 	if !strings.Contains(fe.Msg, `plugin "life" is compiling`) {
 		t.Errorf("loading message = %q", fe.Msg)
 	}
 	_, err = r.Execute(ctx, Call{Agent: "life", SkillID: "life-echo"})
-	mustFault(t, err, fault.InvalidState, fault.ReasonPluginLoading)
+	testutil.MustFault(t, err, fault.InvalidState, fault.ReasonPluginLoading)
 	_, err = r.Execute(ctx, Call{SkillID: "nothing-like-it"})
-	mustFault(t, err, fault.InvalidParams, fault.ReasonUnknownSkill)
+	testutil.MustFault(t, err, fault.InvalidParams, fault.ReasonUnknownSkill)
 	loading := r.Loading()
 	if len(loading) != 1 || loading[0].Plugin != "life" || loading[0].Replacing || !cmp.Equal(loading[0].Skills, []string{"life-echo", "life-trap"}) {
 		t.Errorf("Loading = %+v", loading)
@@ -137,7 +138,7 @@ func TestObserverSeesThePluginLife(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = r.Execute(ctx, Call{SkillID: "life-trap"})
-	mustFault(t, err, fault.SkillFailed, fault.ReasonTrap)
+	testutil.MustFault(t, err, fault.SkillFailed, fault.ReasonTrap)
 	if p, ok := r.Snapshot().Plugin("life"); !ok || p.Revision != r.Snapshot().Revision {
 		t.Errorf("plugin revision = %+v, snapshot revision %d", p, r.Snapshot().Revision)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // A second runtime on the same cache folder compiles the module from the
@@ -60,7 +61,7 @@ func TestModuleStatsPool(t *testing.T) {
 		t.Fatalf("peak after echo = %d", small)
 	}
 	_, err := m.Call(context.Background(), "grow", nil)
-	mustFault(t, err, fault.ResourceExhausted, fault.ReasonMemoryLimit)
+	testutil.MustFault(t, err, fault.ResourceExhausted, fault.ReasonMemoryLimit)
 	st := m.Stats()
 	if st.MemoryPeakBytes <= small || st.InstancesDiscarded != 1 || st.InstancesIdle != 1 {
 		t.Errorf("after the memory hog: %+v (peak before %d)", st, small)
