@@ -1,13 +1,13 @@
 package jsonrpc
 
 import (
-	"bytes"
 	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/skillhost/skillhost/host/fault"
 )
@@ -60,8 +60,7 @@ func checkMembers(raw json.RawMessage, t reflect.Type, top bool) error {
 		if kindOf(raw) != '{' {
 			return nil
 		}
-		fields := map[string]reflect.Type{}
-		jsonFields(t, fields)
+		fields := fieldsOf(t)
 		return eachMember(raw, func(name string, val json.RawMessage) error {
 			ft, ok := fields[name]
 			switch {
@@ -101,27 +100,9 @@ func checkMembers(raw json.RawMessage, t reflect.Type, top bool) error {
 }
 
 // eachMember calls f for each member of the object raw, in order, until f
-// fails.
+// fails (see objectMembers).
 func eachMember(raw json.RawMessage, f func(name string, val json.RawMessage) error) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil {
-		return nil
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		var val json.RawMessage
-		if err := dec.Decode(&val); err != nil {
-			return nil
-		}
-		name, _ := tok.(string)
-		if err := f(name, val); err != nil {
-			return err
-		}
-	}
-	return nil
+	return objectMembers(raw, f)
 }
 
 func bindError(err error) error {
@@ -164,6 +145,21 @@ func article(t reflect.Type) string {
 		return "a number"
 	}
 	return "a " + t.String()
+}
+
+// structFields caches jsonFields by struct type (Bind runs on every call).
+var structFields sync.Map // reflect.Type -> map[string]reflect.Type
+
+// fieldsOf returns the JSON member names of struct type t with their field
+// types (read-only).
+func fieldsOf(t reflect.Type) map[string]reflect.Type {
+	if f, ok := structFields.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	fields := map[string]reflect.Type{}
+	jsonFields(t, fields)
+	structFields.Store(t, fields)
+	return fields
 }
 
 // jsonFields adds the JSON member names of struct type t, with their field

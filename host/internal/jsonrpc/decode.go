@@ -49,14 +49,24 @@ func decodeRequest(raw []byte) (*Request, json.RawMessage, *fault.Error) {
 	if err := checkDuplicates(raw); err != nil {
 		return nil, nil, fault.Wrap(fault.InvalidRequest, fault.ReasonInvalidRequest, err, err.Error())
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil {
-		return nil, nil, invalid("request must be a JSON object")
-	}
+	var id, version, method, params json.RawMessage // nil: absent
+	_ = objectMembers(raw, func(name string, val json.RawMessage) error {
+		switch name {
+		case "id":
+			id = val
+		case "jsonrpc":
+			version = val
+		case "method":
+			method = val
+		case "params":
+			params = val
+		}
+		return nil
+	})
 
 	req := &Request{}
 	var echo json.RawMessage
-	if id, ok := members["id"]; ok {
+	if id != nil {
 		switch kindOf(id) {
 		case '"', '0', 'n':
 			req.ID = id
@@ -65,21 +75,21 @@ func decodeRequest(raw []byte) (*Request, json.RawMessage, *fault.Error) {
 			return nil, nil, invalid("id must be a string, a number or null")
 		}
 	}
-	if v, ok := members["jsonrpc"]; !ok || !isString(v, "2.0") {
+	if version == nil || !isString(version, "2.0") {
 		return nil, echo, invalid(`member "jsonrpc" must be exactly "2.0"`)
 	}
-	m, ok := members["method"]
-	if !ok || kindOf(m) != '"' {
+	if method == nil || kindOf(method) != '"' {
 		return nil, echo, invalid(`member "method" must be a string`)
 	}
-	if err := json.Unmarshal(m, &req.Method); err != nil || req.Method == "" {
+	var ok bool
+	if req.Method, ok = stringValue(method); !ok || req.Method == "" {
 		return nil, echo, invalid(`member "method" must be a non-empty string`)
 	}
-	if p, ok := members["params"]; ok {
-		if k := kindOf(p); k != '{' && k != '[' {
+	if params != nil {
+		if k := kindOf(params); k != '{' && k != '[' {
 			return nil, echo, invalid(`member "params" must be an object or an array`)
 		}
-		req.Params = p
+		req.Params = params
 	}
 	return req, nil, nil
 }
@@ -107,8 +117,8 @@ func kindOf(raw []byte) byte {
 }
 
 func isString(raw []byte, want string) bool {
-	var s string
-	return kindOf(raw) == '"' && json.Unmarshal(raw, &s) == nil && s == want
+	s, ok := stringValue(raw)
+	return ok && s == want
 }
 
 // checkDuplicates reports the first object of raw, at any depth, that

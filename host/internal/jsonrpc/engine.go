@@ -203,7 +203,8 @@ func (e *Engine) Methods() []string {
 
 // Handle processes one body (a request object or a batch) and returns what
 // to send back. It never panics and always returns valid JSON in Body unless
-// there is nothing to send.
+// there is nothing to send. Requests refer into body (ids, params) and may
+// outlive the call (streams, tasks): the caller must not reuse body.
 func (e *Engine) Handle(ctx context.Context, body []byte) Reply {
 	if len(body) > e.maxBody {
 		return e.errorReply(ctx, nil, Envelope{}, fault.Newf(fault.InvalidRequest, fault.ReasonBodyTooLarge,

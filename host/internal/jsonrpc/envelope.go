@@ -45,19 +45,24 @@ func readEnvelope(params json.RawMessage, accept func(string) bool) (Envelope, *
 	if kindOf(params) != '{' {
 		return env, nil
 	}
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(params, &members); err != nil {
-		return env, nil // params were validated; cannot happen
-	}
+	var members [len(envKeys)]json.RawMessage
+	_ = objectMembers(params, func(name string, val json.RawMessage) error {
+		for i, key := range envKeys {
+			if name == key {
+				members[i] = val
+			}
+		}
+		return nil
+	})
 	var bad *fault.Error
 	versionSeen := false
-	for _, key := range envKeys {
-		raw, ok := members[key]
-		if !ok {
+	for i, key := range envKeys {
+		raw := members[i]
+		if raw == nil {
 			continue
 		}
-		var s string
-		if kindOf(raw) != '"' || json.Unmarshal(raw, &s) != nil {
+		s, ok := stringValue(raw)
+		if !ok {
 			if bad == nil {
 				bad = fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams,
 					"envelope member %q must be a string", key).With("field", key)

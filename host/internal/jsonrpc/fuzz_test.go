@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -165,6 +166,55 @@ func FuzzCheckDuplicates(f *testing.F) {
 		}
 		if got, want := checkDuplicates(raw) != nil, refHasDuplicates(raw); got != want {
 			t.Fatalf("checkDuplicates(%q) found duplicates = %v, reference says %v", raw, got, want)
+		}
+	})
+}
+
+// refMembers is a slow reference for objectMembers built on json.Decoder:
+// each member's name and its value, compacted.
+func refMembers(raw []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var out []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		var val json.RawMessage
+		if dec.Decode(&val) != nil {
+			return out
+		}
+		var c bytes.Buffer
+		_ = json.Compact(&c, val)
+		out = append(out, tok.(string)+"="+c.String())
+	}
+	return out
+}
+
+// objectMembers finds exactly the members encoding/json finds, names
+// decoded the same way, in any valid JSON object.
+func FuzzObjectMembers(f *testing.F) {
+	addSeeds(f)
+	f.Add([]byte(` { "a" : [1, {"b":"}"}] , "\u0061\"x" :"\\\"", "n":-1.5e3,"t":true, "z":null , "e":{} } `))
+	f.Add([]byte(`{"\xff":1,"\ud800":2}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) || kindOf(raw) != '{' {
+			return
+		}
+		var got []string
+		_ = objectMembers(raw, func(name string, val json.RawMessage) error {
+			var c bytes.Buffer
+			if err := json.Compact(&c, val); err != nil {
+				t.Fatalf("member %q: value %q is not JSON", name, val)
+			}
+			got = append(got, name+"="+c.String())
+			return nil
+		})
+		if want := refMembers(raw); !slices.Equal(got, want) {
+			t.Fatalf("objectMembers(%q) = %q, want %q", raw, got, want)
 		}
 	})
 }
