@@ -14,8 +14,10 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/admin"
 	"github.com/skillhost/skillhost/host/internal/assemble"
 	"github.com/skillhost/skillhost/host/internal/auth"
+	"github.com/skillhost/skillhost/host/internal/dashboard"
 	"github.com/skillhost/skillhost/host/internal/events"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/metrics"
@@ -46,6 +48,9 @@ type Host struct {
 	registry *plugin.Registry
 	engine   *jsonrpc.Engine
 	metrics  *metrics.Metrics
+	observer *observer
+	failures *admin.Ring
+	admin    *admin.Admin
 	events   *events.Bus
 	cards    *a2a.CardService
 	tasks    *a2a.Service
@@ -82,7 +87,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	if opts.Stdout == nil {
 		opts.Stdout = os.Stdout
 	}
-	h := &Host{cfg: cfg, opts: opts, log: opts.Logger, metrics: metrics.New()}
+	h := &Host{cfg: cfg, opts: opts, log: opts.Logger, metrics: metrics.New(), failures: admin.NewRing(admin.DefaultRingSize)}
+	h.observer = &observer{metrics: h.metrics, failures: h.failures}
 	h.bg, h.stopBg = context.WithCancel(context.WithoutCancel(ctx))
 	defer func() {
 		if err != nil {
@@ -107,10 +113,15 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	}
 	if h.parts, err = assemble.New(ctx, assemble.Spec{
 		Config: cfg, Store: assemble.DataStore, CacheDir: filepath.Join(cfg.Data, "wazero-cache"), Logger: h.log,
+		Observer: h.observer,
 	}); err != nil {
 		return nil, err
 	}
 	h.store, h.runtime, h.registry = h.parts.Store, h.parts.Runtime, h.parts.Registry
+	h.registry.OnChange(h.observer.plugins)
+	h.admin = admin.New(admin.Deps{Registry: h.registry, Runtime: h.runtime, Metrics: h.metrics, Failures: h.failures,
+		Version: opts.Version, PublishedDir: filepath.Join(cfg.Data, publishedDir), Ready: h.store.Ready})
+	h.metrics.Watch(h.admin.Metrics())
 	h.log.Info("sandbox memory budget (sandbox.max_live_bytes)", "bytes", h.runtime.Stats().BudgetBytes)
 	if err := h.loadPlugins(ctx); err != nil {
 		return nil, err
@@ -128,16 +139,17 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 		jsonrpc.WithMaxBatchResponseBytes(int(cfg.RPC.MaxBatchResponse)),
 		jsonrpc.WithResponseBudget(int64(cfg.RPC.ResponseBudget)),
 		jsonrpc.WithLogger(h.log),
-		// every method, whoever registers it: metrics count what authorization refuses
+		// every method, whoever registers it: metrics and access lines count
+		// what authorization refuses
 		jsonrpc.WithMiddleware(func(method string, next jsonrpc.Handler) jsonrpc.Handler {
-			return h.metrics.Middleware(method, authz(method, next))
+			return h.access(method, authz(method, next))
 		}),
 	)
 	if err := h.setupEvents(ctx); err != nil {
 		return nil, err
 	}
 	notifier := notify.New(notify.Deps{Bus: h.events, Agents: h.registry, Logger: h.log})
-	rpc.New(rpc.Deps{Sessions: h.store, Skills: h.registry, Guard: h.guard,
+	rpc.New(rpc.Deps{Sessions: timedSessions{h.store, newStoreTimers(h.metrics)}, Skills: h.registry, Guard: h.guard,
 		MaxSessionBytes: int64(cfg.Store.MaxSessionBytes), Notifier: notifier, Logger: h.log}).Register(h.engine, nil)
 	if err := h.setupA2A(ctx); err != nil {
 		return nil, err
@@ -145,7 +157,6 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	if err := h.setupPlans(ctx); err != nil {
 		return nil, err
 	}
-	h.registerGauges()
 	if h.ln != nil {
 		origins := make([]string, 0, len(cfg.HTTP.AllowedOrigins))
 		for _, o := range cfg.HTTP.AllowedOrigins {
@@ -157,6 +168,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 			WriteTimeout: cfg.HTTP.WriteTimeout, IdleTimeout: cfg.HTTP.IdleTimeout, MaxConns: cfg.HTTP.MaxConns,
 			Auth: h.authn, TLS: tlsCfg, PublicURL: h.publicURL(), AllowedOrigins: origins, AllowedHosts: cfg.HTTP.AllowedHosts,
 			Pprof: cfg.HTTP.Pprof, Events: h.eventSource(), Logger: h.log, Ready: h.store.Ready,
+			Admin: h.adminDocs(), UI: dashboard.Assets,
 		}, h.engine, h.cards, h.metrics.Handler())
 	}
 	return h, nil
@@ -190,25 +202,14 @@ func (h *Host) loadPlugins(ctx context.Context) error {
 	return nil
 }
 
-func (h *Host) registerGauges() {
-	h.metrics.GaugeFunc("skillhost_plugins_loaded", "Plugins currently loaded.", func() float64 {
-		return float64(len(h.registry.Snapshot().Plugins))
-	})
-	h.metrics.GaugeFunc("skillhost_plugin_problems", "Plugin folders that failed to load.", func() float64 {
-		return float64(len(h.registry.Snapshot().Problems))
-	})
-	h.metrics.GaugeFunc("skillhost_sandbox_calls_running", "Skill calls holding a sandbox instance now.", func() float64 {
-		return float64(h.runtime.Stats().CallsRunning)
-	})
-	h.metrics.GaugeFunc("skillhost_sandbox_instances_live", "Sandbox instances alive (busy or pooled).", func() float64 {
-		return float64(h.runtime.Stats().InstancesLive)
-	})
-	h.metrics.GaugeFunc("skillhost_sandbox_budget_bytes", "The sandbox memory budget (sandbox.max_live_bytes).", func() float64 {
-		return float64(h.runtime.Stats().BudgetBytes)
-	})
-	h.metrics.GaugeFunc("skillhost_sandbox_reserved_bytes", "Sandbox budget held by live instances and running calls (worst case).", func() float64 {
-		return float64(h.runtime.Stats().ReservedBytes)
-	})
+// adminDocs are the documents of GET /admin/<name>.
+func (h *Host) adminDocs() map[string]func(context.Context) any {
+	return map[string]func(context.Context) any{
+		"status":   func(context.Context) any { return h.admin.Status() },
+		"plugins":  func(context.Context) any { return h.admin.Plugins() },
+		"pool":     func(context.Context) any { return h.admin.Pool() },
+		"failures": func(context.Context) any { return h.admin.Failures() },
+	}
 }
 
 // warnWildcard warns when the host listens on every interface without a

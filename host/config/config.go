@@ -125,6 +125,9 @@ type Plans struct {
 type Log struct {
 	Level  string `koanf:"level"`  // debug, info, warn, error
 	Format string `koanf:"format"` // text or json
+	// Access writes one access line per JSON-RPC call (info; warn when the
+	// host or a plugin failed it).
+	Access bool `koanf:"access"`
 }
 
 // HTTP configures the Fiber server.
@@ -203,7 +206,7 @@ func Defaults() Config {
 		Data:             "data",
 		HotReload:        true,
 		PublishedPlugins: true,
-		Log:              Log{Level: "info", Format: "text"},
+		Log:              Log{Level: "info", Format: "text", Access: true},
 		HTTP: HTTP{
 			BodyLimit:       MiB,
 			ReadTimeout:     10 * time.Second,

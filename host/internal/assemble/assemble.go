@@ -67,6 +67,9 @@ type Spec struct {
 	// LoadLogger receives the registry's load, reload and problem messages.
 	// Optional. Default: Logger.
 	LoadLogger *slog.Logger
+	// Observer sees the registry's skill calls and load events (metrics,
+	// access logs, the admin endpoints). Optional. Default: none.
+	Observer plugin.Observer
 }
 
 // Parts are the assembled runtime, store and registry.
@@ -116,7 +119,8 @@ func New(ctx context.Context, spec Spec) (_ *Parts, err error) {
 		HostFunctions: func(m *plugin.Manifest) []extism.HostFunction {
 			return hostfn.New(deps, hostfn.Grant{Plugin: m.Name, AllowedHosts: m.Permissions.AllowedHosts})
 		},
-		Logger: cmp.Or(spec.LoadLogger, log),
+		Logger:   cmp.Or(spec.LoadLogger, log),
+		Observer: spec.Observer,
 	})
 	return p, nil
 }

@@ -27,6 +27,10 @@ const (
 // MetricsPseudoMethod is the name a method: scope grants GET /metrics with.
 const MetricsPseudoMethod = "metrics"
 
+// AdminPseudoMethod is the name a method: scope grants the admin endpoints
+// (GET /admin/…) and the dashboard's data with.
+const AdminPseudoMethod = "admin"
+
 // methodClass is the scope table. A method not listed is ClassOther.
 var methodClass = map[string]Class{
 	"_cleveragents/session/create": ClassOwn,

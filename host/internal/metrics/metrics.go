@@ -1,11 +1,20 @@
 // Package metrics owns the host's Prometheus registry: JSON-RPC calls by
-// method and outcome, their latency, and sandbox gauges read at scrape time.
+// method and outcome, skill calls by plugin, skill and reason, their
+// latency, plugin reload events, state store latency, and gauges read at
+// scrape time (the sandbox pools, the memory budget, the compilation
+// cache). Every metric name is listed in Names; the README lists the same
+// (a test compares them).
 //
 //	m := metrics.New()
-//	svc.Register(engine, m.Middleware)
+//	rpc := m.Method("_cleveragents/skill/execute") // pre-resolved: no label lookup per call
+//	rpc.Observe(d, err)
+//	m.Skill("text-tools", "uppercase").Observe(d, "")
 //	http.Handle("/metrics", m.Handler())
 //
-// A Metrics is safe for concurrent use.
+// Label values come from the host (method names it registered, plugin and
+// skill ids of loaded manifests, fault reasons), never from client input,
+// so the number of series stays bounded. A Metrics is safe for concurrent
+// use.
 package metrics
 
 import (
@@ -24,10 +33,19 @@ import (
 
 // Metrics holds the collectors.
 type Metrics struct {
-	reg      *prometheus.Registry
-	calls    *prometheus.CounterVec
-	duration *prometheus.HistogramVec
+	reg           *prometheus.Registry
+	calls         *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+	skillCalls    *prometheus.CounterVec
+	skillErrors   *prometheus.CounterVec
+	skillDuration *prometheus.HistogramVec
+	reloads       *prometheus.CounterVec
+	store         *prometheus.HistogramVec
+	skills        skillSet
 }
+
+// latencyBuckets span 100µs to ~26s (×4 each).
+var latencyBuckets = prometheus.ExponentialBuckets(0.0001, 4, 10)
 
 // New creates the registry with Go runtime and process collectors.
 func New() *Metrics {
@@ -40,10 +58,34 @@ func New() *Metrics {
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "skillhost_rpc_duration_seconds",
 			Help:    "JSON-RPC handler latency by method.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
+			Buckets: latencyBuckets,
 		}, []string{"method"}),
+		skillCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillhost_skill_calls_total",
+			Help: "Calls of a loaded skill (every transport, A2A tasks and plan steps), by plugin and skill.",
+		}, []string{"plugin", "skill"}),
+		skillErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillhost_skill_errors_total",
+			Help: "Failed calls of a loaded skill by plugin, skill and reason (timeout, memory_limit, trap, …).",
+		}, []string{"plugin", "skill", "reason"}),
+		skillDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "skillhost_skill_duration_seconds",
+			Help:    "Skill call latency (schema checks, queueing for an instance and the sandbox call) by plugin and skill.",
+			Buckets: latencyBuckets,
+		}, []string{"plugin", "skill"}),
+		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillhost_plugin_reloads_total",
+			Help: "Plugin load events by plugin and event (compiling, loaded, replaced, unloaded, failed, cleared).",
+		}, []string{"plugin", "event"}),
+		store: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "skillhost_store_duration_seconds",
+			Help:    "Latency of the session and context operations of the state store, by operation.",
+			Buckets: prometheus.ExponentialBuckets(0.00005, 4, 10),
+		}, []string{"op"}),
 	}
-	m.reg.MustRegister(m.calls, m.duration, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.skills.m = m
+	m.reg.MustRegister(m.calls, m.duration, m.skillCalls, m.skillErrors, m.skillDuration, m.reloads, m.store,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
@@ -55,21 +97,54 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
-// Middleware records every call of a handler; it fits rpc.Middleware.
+// MethodMetrics are one JSON-RPC method's series, resolved once.
+type MethodMetrics struct {
+	method   string
+	ok       prometheus.Counter
+	duration prometheus.Observer
+	calls    *prometheus.CounterVec
+}
+
+// Method returns the series of a registered method.
+func (m *Metrics) Method(method string) *MethodMetrics {
+	return &MethodMetrics{method: method, ok: m.calls.WithLabelValues(method, "0", ""),
+		duration: m.duration.WithLabelValues(method), calls: m.calls}
+}
+
+// Observe records one call that took d and ended with err (nil: success).
+func (mm *MethodMetrics) Observe(d time.Duration, err error) {
+	mm.duration.Observe(d.Seconds())
+	if err == nil {
+		mm.ok.Inc()
+		return
+	}
+	fe := fault.From(err)
+	mm.calls.WithLabelValues(mm.method, strconv.Itoa(fe.Kind.Code()), fe.WireReason()).Inc()
+}
+
+// Middleware records every call of a handler; it fits
+// jsonrpc.WithMiddleware.
 func (m *Metrics) Middleware(method string, h jsonrpc.Handler) jsonrpc.Handler {
+	mm := m.Method(method)
 	return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		start := time.Now()
 		res, err := h(ctx, req)
-		m.duration.WithLabelValues(method).Observe(time.Since(start).Seconds())
-		code, reason := "0", ""
-		if err != nil {
-			fe := fault.From(err)
-			code, reason = strconv.Itoa(fe.Kind.Code()), fe.WireReason()
-		}
-		m.calls.WithLabelValues(method, code, reason).Inc()
+		mm.Observe(time.Since(start), err)
 		return res, err
 	}
 }
+
+// PluginEvent counts a plugin load event.
+func (m *Metrics) PluginEvent(plugin, event string) { m.reloads.WithLabelValues(plugin, event).Inc() }
+
+// Timer is one latency series, resolved once.
+type Timer struct{ o prometheus.Observer }
+
+// Since records the time elapsed since start.
+func (t Timer) Since(start time.Time) { t.o.Observe(time.Since(start).Seconds()) }
+
+// StoreOp returns the latency series of a state store operation.
+func (m *Metrics) StoreOp(op string) Timer { return Timer{m.store.WithLabelValues(op)} }
 
 // GaugeFunc registers a gauge read at scrape time.
 func (m *Metrics) GaugeFunc(name, help string, f func() float64) {

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
@@ -42,5 +43,103 @@ func TestMiddlewareCountsOutcomes(t *testing.T) {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics output lacks %q", want)
 		}
+	}
+}
+
+// scrape returns the metrics text of m.
+func scrape(t *testing.T, m *metrics.Metrics) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(rec.Body)
+	return string(body)
+}
+
+// Skill series are resolved once and counted by reason; Retain drops the
+// series of skills no longer loaded; SkillTotals reads them back.
+func TestSkillMetrics(t *testing.T) {
+	t.Parallel()
+	m := metrics.New()
+	if m.Skill("p", "a") != m.Skill("p", "a") {
+		t.Error("Skill resolves the same series twice")
+	}
+	m.Skill("p", "a").Observe(2*time.Millisecond, "")
+	m.Skill("p", "a").Observe(time.Second, "timeout")
+	m.Skill("p", "a").Observe(time.Millisecond, "trap")
+	m.Skill("q", "b").Observe(time.Millisecond, "trap")
+	body := scrape(t, m)
+	for _, want := range []string{
+		`skillhost_skill_calls_total{plugin="p",skill="a"} 3`,
+		`skillhost_skill_errors_total{plugin="p",reason="timeout",skill="a"} 1`,
+		`skillhost_skill_errors_total{plugin="q",reason="trap",skill="b"} 1`,
+		`skillhost_skill_duration_seconds_count{plugin="p",skill="a"} 3`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	totals := m.SkillTotals()
+	if len(totals) != 2 || totals[0].Calls != 3 || totals[0].Errors["timeout"] != 1 || totals[0].Errors["trap"] != 1 ||
+		totals[0].Seconds < 1 || totals[1].Skill != "b" {
+		t.Errorf("SkillTotals = %+v", totals)
+	}
+	m.Retain(func(plugin, skill string) bool { return plugin == "p" })
+	body = scrape(t, m)
+	if strings.Contains(body, `plugin="q"`) || !strings.Contains(body, `plugin="p"`) {
+		t.Errorf("Retain kept the wrong series:\n%s", body)
+	}
+	if totals := m.SkillTotals(); len(totals) != 1 {
+		t.Errorf("SkillTotals after Retain = %+v", totals)
+	}
+}
+
+type fakeSource struct{}
+
+func (fakeSource) Pools() []metrics.Pool {
+	return []metrics.Pool{{Plugin: "p", Version: "1.0.0", Idle: 2, Busy: 1, Discarded: 4, Saturated: 5, MemoryPeakBytes: 6, MemoryLimitBytes: 7}}
+}
+
+func (fakeSource) Host() metrics.Host {
+	return metrics.Host{Plugins: 1, Problems: 2, Loading: 3, CallsRunning: 4, InstancesLive: 5, InstancesIdle: 6,
+		BudgetBytes: 7, ReservedBytes: 8, CompileHits: 9, CompileMisses: 10}
+}
+
+// Scrape-time metrics read their source.
+func TestWatch(t *testing.T) {
+	t.Parallel()
+	m := metrics.New()
+	m.Watch(fakeSource{})
+	m.PluginEvent("p", "loaded")
+	m.StoreOp("session_get").Since(time.Now())
+	body := scrape(t, m)
+	for _, want := range []string{
+		`skillhost_plugin_info{plugin="p",version="1.0.0"} 1`,
+		`skillhost_plugin_instances{plugin="p",state="idle"} 2`,
+		`skillhost_plugin_instances{plugin="p",state="busy"} 1`,
+		`skillhost_plugin_instances_discarded_total{plugin="p"} 4`,
+		`skillhost_plugin_pool_saturated_total{plugin="p"} 5`,
+		`skillhost_plugin_memory_peak_bytes{plugin="p"} 6`,
+		`skillhost_plugin_memory_limit_bytes{plugin="p"} 7`,
+		`skillhost_plugins_loaded 1`, `skillhost_plugin_problems 2`, `skillhost_plugins_loading 3`,
+		`skillhost_sandbox_calls_running 4`, `skillhost_sandbox_instances_live 5`, `skillhost_sandbox_instances_idle 6`,
+		`skillhost_sandbox_budget_bytes 7`, `skillhost_sandbox_reserved_bytes 8`,
+		`skillhost_sandbox_compiles_total{result="hit"} 9`, `skillhost_sandbox_compiles_total{result="miss"} 10`,
+		`skillhost_plugin_reloads_total{event="loaded",plugin="p"} 1`,
+		`skillhost_store_duration_seconds_count{op="session_get"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+// A method's success series is resolved when the method is wrapped; the
+// hot path does no label lookup and no allocation.
+func TestMethodObserveAllocs(t *testing.T) {
+	m := metrics.New()
+	mm := m.Method("m")
+	s := m.Skill("p", "a")
+	if n := testing.AllocsPerRun(100, func() { mm.Observe(time.Millisecond, nil); s.Observe(time.Millisecond, "") }); n != 0 {
+		t.Errorf("a successful call's metrics allocate %v times", n)
 	}
 }

@@ -1,7 +1,9 @@
 package httpx
 
 import (
+	"context"
 	"crypto/tls"
+	"io/fs"
 	"log/slog"
 	"time"
 
@@ -48,6 +50,16 @@ type Config struct {
 	// Events serves GET /events (Server-Sent Events). Optional. Default:
 	// none (the route is absent).
 	Events EventSource
+	// Admin serves GET /admin/<name> as JSON, one document per name, with
+	// the access rules of /rpc and the pseudo-method scope "admin".
+	// Optional. Default: none (the routes are absent).
+	Admin map[string]func(ctx context.Context) any
+	// UI serves the dashboard's static files under /ui/ (index.html at
+	// /ui/). Loopback-only hosts serve it to loopback clients; with API
+	// keys the page is public (it holds no data) and asks for a key, which
+	// it sends as a header to /admin/… and /events. Optional. Default:
+	// none.
+	UI fs.FS
 	// Logger receives request errors. Optional. Default: slog.Default().
 	Logger *slog.Logger
 	// Ready reports whether the host can serve state (its NATS connection

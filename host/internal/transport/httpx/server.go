@@ -77,6 +77,7 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 	if metrics != nil {
 		s.app.Get("/metrics", s.guard, s.metricsScope, adaptor.HTTPHandler(metrics))
 	}
+	s.routeAdmin()
 	if cfg.Pprof {
 		// Same access as /metrics. The command line is not served: it may
 		// carry credentials (a NATS URL with a password).

@@ -1,0 +1,162 @@
+package admin
+
+import (
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/sandbox"
+)
+
+// Plugin states.
+const (
+	StateLoaded    = "loaded"    // serving
+	StateReloading = "reloading" // serving while a new revision compiles
+	StateLoading   = "loading"   // compiling for the first time: its skills answer plugin_loading
+	StateFailed    = "failed"    // not serving: see Error
+)
+
+// Plugin sources.
+const (
+	SourceLocal     = "local"     // the plugin folder (plugins)
+	SourcePublished = "published" // published to the cluster (skillhost plugin publish)
+)
+
+// PluginsDoc is GET /admin/plugins.
+type PluginsDoc struct {
+	Revision uint64       `json:"revision"` // the registry revision (the Agent Card's ETag)
+	Plugins  []PluginView `json:"plugins"`  // sorted by name
+}
+
+// PluginView is one plugin folder: a loaded plugin, one compiling, or one
+// that failed to load.
+type PluginView struct {
+	Name        string `json:"name"` // the manifest's; a failed folder's name when its manifest did not load
+	Version     string `json:"version,omitempty"`
+	Description string `json:"description,omitempty"`
+	State       string `json:"state"`
+	// Error is why the folder failed to load; for a loaded plugin, why its
+	// newest revision was refused (the loaded one keeps serving).
+	Error        string     `json:"error,omitempty"`
+	ProblemSince *time.Time `json:"problem_since,omitempty"`
+	Source       string     `json:"source"`
+	Dir          string     `json:"dir"`
+	// Revision is the registry revision that loaded this plugin revision.
+	Revision uint64 `json:"revision,omitempty"`
+	// Digest is the module's "sha256:<hex>".
+	Digest string `json:"digest,omitempty"`
+	// Signer is the publisher whose signature the plugin carries; null
+	// until signed plugins exist.
+	Signer         *string     `json:"signer"`
+	LoadedAt       *time.Time  `json:"loaded_at,omitempty"`
+	CompilingSince *time.Time  `json:"compiling_since,omitempty"`
+	Limits         *LimitsView `json:"limits,omitempty"`
+	Skills         []SkillView `json:"skills"`
+}
+
+// LimitsView are a plugin's effective limits (its requests, defaults
+// filled, capped by the operator's policy), readable and exact.
+type LimitsView struct {
+	Timeout       string `json:"timeout"`
+	TimeoutMS     int64  `json:"timeout_ms"`
+	Memory        string `json:"memory"`
+	MemoryBytes   uint64 `json:"memory_bytes"`
+	Output        string `json:"output"`
+	OutputBytes   int64  `json:"output_bytes"`
+	Concurrency   int    `json:"concurrency"`
+	WarmInstances int    `json:"warm_instances"`
+	QueueWait     string `json:"queue_wait"`
+}
+
+// SkillView is one skill of a plugin.
+type SkillView struct {
+	ID          string   `json:"id"`
+	Name        string   `json:"name,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Tags        []string `json:"tags,omitempty"`
+}
+
+// Plugins lists every plugin folder the registry knows.
+func (a *Admin) Plugins() PluginsDoc {
+	snap := a.d.Registry.Snapshot()
+	loading := map[string]plugin.Loading{}
+	for _, l := range a.d.Registry.Loading() {
+		loading[l.Dir] = l
+	}
+	problems := map[string]plugin.Problem{}
+	for _, p := range snap.Problems {
+		problems[p.Path] = p
+	}
+	doc := PluginsDoc{Revision: snap.Revision, Plugins: []PluginView{}}
+	seen := map[string]bool{}
+	for _, p := range snap.Plugins {
+		seen[p.Dir] = true
+		v := a.loadedView(p)
+		if l, ok := loading[p.Dir]; ok {
+			v.State, v.CompilingSince = StateReloading, &l.Since
+		}
+		if pr, ok := problems[p.Dir]; ok {
+			v.Error, v.ProblemSince = pr.Message, &pr.Time
+		}
+		doc.Plugins = append(doc.Plugins, v)
+	}
+	for dir, l := range loading {
+		if seen[dir] {
+			continue
+		}
+		seen[dir] = true
+		v := PluginView{Name: l.Plugin, Version: l.Version, State: StateLoading, Source: a.source(dir), Dir: dir,
+			CompilingSince: &l.Since, Skills: []SkillView{}}
+		for _, id := range l.Skills {
+			v.Skills = append(v.Skills, SkillView{ID: id})
+		}
+		doc.Plugins = append(doc.Plugins, v)
+	}
+	for dir, pr := range problems {
+		if seen[dir] {
+			continue
+		}
+		doc.Plugins = append(doc.Plugins, PluginView{Name: filepath.Base(dir), State: StateFailed, Error: pr.Message,
+			ProblemSince: &pr.Time, Source: a.source(dir), Dir: dir, Skills: []SkillView{}})
+	}
+	sort.Slice(doc.Plugins, func(i, j int) bool {
+		if doc.Plugins[i].Name != doc.Plugins[j].Name {
+			return doc.Plugins[i].Name < doc.Plugins[j].Name
+		}
+		return doc.Plugins[i].Dir < doc.Plugins[j].Dir
+	})
+	return doc
+}
+
+func (a *Admin) loadedView(p *plugin.Plugin) PluginView {
+	m := p.Manifest
+	loaded := p.LoadedAt
+	v := PluginView{Name: m.Name, Version: m.Version, Description: m.Description, State: StateLoaded,
+		Source: a.source(p.Dir), Dir: p.Dir, Revision: p.Revision, Digest: "sha256:" + p.WasmSHA256,
+		LoadedAt: &loaded, Limits: limitsView(p.Limits), Skills: make([]SkillView, 0, len(m.Skills))}
+	for _, s := range m.Skills {
+		v.Skills = append(v.Skills, SkillView{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags})
+	}
+	return v
+}
+
+func limitsView(l sandbox.Limits) *LimitsView {
+	return &LimitsView{
+		Timeout: l.Timeout.String(), TimeoutMS: l.Timeout.Milliseconds(),
+		Memory: config.ByteSize(l.MemoryBytes).String(), MemoryBytes: l.MemoryBytes,
+		Output: config.ByteSize(max(l.OutputBytes, 0)).String(), OutputBytes: l.OutputBytes,
+		Concurrency: l.Concurrency, WarmInstances: l.WarmInstances, QueueWait: l.QueueWait.String(),
+	}
+}
+
+// source tells a published plugin's folder from a local one.
+func (a *Admin) source(dir string) string {
+	if a.d.PublishedDir != "" {
+		if rel, err := filepath.Rel(a.d.PublishedDir, dir); err == nil && filepath.IsLocal(rel) {
+			return SourcePublished
+		}
+	}
+	return SourceLocal
+}
