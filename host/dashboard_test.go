@@ -1,0 +1,432 @@
+package host_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/skillhost/skillhost/host/config"
+)
+
+// load is the hostile traffic the dashboard test sends: calls per skill,
+// and the reason each one fails with ("" = success).
+var load = []struct {
+	skill  string
+	calls  int
+	reason string
+}{
+	{"echo", 24, ""},
+	{"trap", 3, "trap"},
+	{"grow", 2, "memory_limit"},
+	{"fail", 2, "plugin_error"},
+	{"spin", 2, "timeout"},
+	{"no-such-skill", 2, "unknown_skill"},
+}
+
+// pluginOf is the plugin of each loaded skill of the test.
+var pluginOf = map[string]string{"echo": "tools", "trap": "hostile", "grow": "hostile", "fail": "hostile", "spin": "spinner"}
+
+// TestDashboardUnderHostileLoad drives timeouts, traps, memory hogs,
+// plugin errors and unknown skills next to normal calls and a plan, then
+// checks that the admin documents, /metrics, the access log and the
+// dashboard in headless Chromium all show the same counts and reasons. It
+// writes a screenshot ($SKILLHOST_UI_SCREENSHOT, else a temporary file).
+func TestDashboardUnderHostileLoad(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mustPlugin(t, dir, "tools", toolsManifest)
+	mustPlugin(t, dir, "hostile", hostileManifest)
+	mustPlugin(t, dir, "spinner", spinnerManifest)
+	ops := newKey(t, "ops", "*")
+	th, logs := mustHostWith(t, dir, func(c *config.Config) { c.Auth.Keys = []config.AuthKey{ops.Entry} })
+	sid, _ := th.mustAs(t, ops.Secret, "_cleveragents/session/create", map[string]any{"session_id": "dash"})["session_id"].(string)
+
+	browser := mustBrowser(t)
+	// Keys are configured: the page asks for one, then reads the documents
+	// and follows the event stream with it.
+	if err := chromedp.Do(browser,
+		chromedp.Navigate(th.URL+"/ui/"),
+		chromedp.WaitVisible(chromedp.CSS("#key-form")),
+		chromedp.SendKeys(chromedp.CSS("#key"), ops.Secret),
+		chromedp.Click(chromedp.CSS(`#key-form button[type="submit"]`)),
+	); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, browser, "the event stream followed", `document.getElementById("plans-state").textContent.startsWith("Following")`)
+
+	// execute calls skill and returns the reason it failed with ("" on
+	// success); safe from any goroutine.
+	execute := func(skill string) string {
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		r, err := send(ctx, httpClient, th.URL+"/rpc", map[string]string{"Authorization": "Bearer " + ops.Secret},
+			rpcBody("_cleveragents/skill/execute", map[string]any{"session_id": sid, "skill_id": skill, "skill_params": map[string]any{"text": "hi"}}))
+		switch {
+		case err != nil:
+			return "transport: " + err.Error()
+		case r.RPC.Error == nil:
+			return ""
+		}
+		return r.RPC.Error.reason()
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var wrong []string
+	for _, l := range load {
+		workers := 1 // spin: one at a time, so its 2 instances never saturate
+		if l.skill != "spin" {
+			workers = min(l.calls, 6)
+		}
+		var next atomic.Int64
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for next.Add(1) <= int64(l.calls) {
+					if reason := execute(l.skill); reason != l.reason {
+						mu.Lock()
+						wrong = append(wrong, fmt.Sprintf("%s: reason %q, want %q", l.skill, reason, l.reason))
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if len(wrong) > 0 {
+		t.Fatalf("calls ended differently than expected:\n%s", strings.Join(wrong, "\n"))
+	}
+	runPlan(t, th, ops.Secret, sid)
+
+	// The admin status counts each call of a loaded skill, and its reason.
+	var status struct {
+		Skills []struct {
+			Plugin, Skill string
+			Calls         int
+			Errors        map[string]int
+		} `json:"skills"`
+		Pool struct {
+			Plugins []struct {
+				Plugin    string
+				Instances struct{ Discarded int }
+			}
+		} `json:"pool"`
+	}
+	mustGetJSON(t, th, ops.Secret, "/admin/status", &status)
+	type counts struct {
+		Calls  int
+		Errors map[string]int
+	}
+	want, got := map[string]counts{}, map[string]counts{}
+	for _, l := range load {
+		if p, ok := pluginOf[l.skill]; ok {
+			c := counts{Calls: l.calls, Errors: map[string]int{}}
+			if l.reason != "" {
+				c.Errors[l.reason] = l.calls
+			}
+			want[p+"/"+l.skill] = c
+		}
+	}
+	want["tools/echo"] = counts{Calls: want["tools/echo"].Calls + 2, Errors: map[string]int{}} // the plan's two steps
+	for _, s := range status.Skills {
+		got[s.Plugin+"/"+s.Skill] = counts{Calls: s.Calls, Errors: s.Errors}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("/admin/status skills (-want +got):\n%s", diff)
+	}
+	discarded := map[string]int{}
+	for _, p := range status.Pool.Plugins {
+		discarded[p.Plugin] = p.Instances.Discarded
+	}
+	// a trap, a memory failure or a timeout discards its instance; a
+	// plugin-reported error keeps it
+	if diff := cmp.Diff(map[string]int{"tools": 0, "hostile": 3 + 2, "spinner": 2}, discarded); diff != "" {
+		t.Errorf("discarded instances (-want +got):\n%s", diff)
+	}
+
+	// Every failure is in the ring with its reason, the unknown skills too.
+	var failures struct {
+		Total    int
+		Failures []struct {
+			Reason, Skill, Method string
+			KeyID                 string `json:"key_id"`
+		}
+	}
+	mustGetJSON(t, th, ops.Secret, "/admin/failures", &failures)
+	byReason := map[string]int{}
+	for _, f := range failures.Failures {
+		byReason[f.Reason]++
+		if f.KeyID != "ops" || f.Method != "_cleveragents/skill/execute" {
+			t.Errorf("failure not attributed: %+v", f)
+		}
+	}
+	wantReasons := map[string]int{}
+	for _, l := range load {
+		if l.reason != "" {
+			wantReasons[l.reason] = l.calls
+		}
+	}
+	if diff := cmp.Diff(wantReasons, byReason); diff != "" || failures.Total != len(failures.Failures) {
+		t.Errorf("/admin/failures by reason (-want +got):\n%s (total %d)", diff, failures.Total)
+	}
+
+	// /metrics agrees, and its skillhost_ families are the README's list.
+	families := mustMetrics(t, th, ops.Secret)
+	for _, l := range load {
+		p, ok := pluginOf[l.skill]
+		if !ok || l.reason == "" {
+			continue
+		}
+		labels := map[string]string{"plugin": p, "skill": l.skill, "reason": l.reason}
+		if v := sample(families, "skillhost_skill_errors_total", labels); v != float64(l.calls) {
+			t.Errorf("skillhost_skill_errors_total%v = %v, want %d", labels, v, l.calls)
+		}
+	}
+	if v := sample(families, "skillhost_plugin_instances_discarded_total", map[string]string{"plugin": "hostile"}); v != 5 {
+		t.Errorf("skillhost_plugin_instances_discarded_total{hostile} = %v, want 5", v)
+	}
+	if v := sample(families, "skillhost_plugin_memory_peak_bytes", map[string]string{"plugin": "hostile"}); v < 32<<20 {
+		t.Errorf("hostile's memory high-water %v, want at least its 32MiB cap (grow hit it)", v)
+	}
+	var exposed []string
+	for name := range families {
+		if strings.HasPrefix(name, "skillhost_") {
+			exposed = append(exposed, name)
+		}
+	}
+	sort.Strings(exposed)
+	if diff := cmp.Diff(readmeMetrics(t), exposed); diff != "" {
+		t.Errorf("README's metric list and /metrics differ (-README +exposed):\n%s", diff)
+	}
+
+	// One access line per call, with the skill it reached and its reason.
+	access := map[string]int{}
+	for _, line := range logs.lines(`"msg":"access"`, `"method":"_cleveragents/skill/execute"`, `"key_id":"ops"`) {
+		var rec struct{ Skill, Reason, Status string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		access[rec.Skill+" "+rec.Reason]++
+	}
+	wantAccess := map[string]int{}
+	for _, l := range load {
+		skill := l.skill
+		if _, ok := pluginOf[skill]; !ok {
+			skill = "" // an unknown skill is not named: it comes from the client
+		}
+		wantAccess[skill+" "+l.reason] += l.calls
+	}
+	if diff := cmp.Diff(wantAccess, access); diff != "" {
+		t.Errorf("access lines by skill and reason (-want +got):\n%s", diff)
+	}
+
+	// The dashboard shows the same numbers, the failures, the card and the
+	// plan.
+	// (a poll from before the last call could already show some counts:
+	// wait for one that shows every failure and the plan's calls)
+	waitPage(t, browser, "the counts on the page", fmt.Sprintf(
+		`document.getElementById("sum-failures").textContent === "%d" &&
+		 document.querySelectorAll("#failures tbody tr").length === %d &&
+		 document.querySelector('#agents tr.skill[data-skill="echo"] .calls')?.textContent === "%d" &&
+		 document.querySelector('#plans tr[data-plan="dash-plan"]')?.dataset.status === "completed" &&
+		 document.getElementById("card-summary").textContent.includes("skills")`,
+		failures.Total, failures.Total, want["tools/echo"].Calls))
+	type row struct {
+		Calls  string   `json:"calls"`
+		Errors []string `json:"errors"`
+	}
+	page, err := chromedp.Run(browser, chromedp.Evaluate[map[string]row](`Object.fromEntries([...document.querySelectorAll("#agents tr.skill")].map(
+		(r) => [r.dataset.plugin + "/" + r.dataset.skill, {calls: r.querySelector(".calls").textContent,
+		errors: [...r.querySelectorAll(".reason")].map((e) => e.textContent)}]))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPage := map[string]row{}
+	for key, c := range want {
+		r := row{Calls: fmt.Sprint(c.Calls), Errors: []string{}}
+		for reason, n := range c.Errors {
+			r.Errors = append(r.Errors, fmt.Sprintf("%s %d", reason, n))
+		}
+		wantPage[key] = r
+	}
+	for _, s := range []string{"tools/strict-echo", "hostile/hostile-echo", "hostile/loop", "hostile/recurse", "hostile/huge-output", "spinner/spin-echo"} {
+		wantPage[s] = row{Calls: "0", Errors: []string{}} // loaded, never called
+	}
+	if diff := cmp.Diff(wantPage, page); diff != "" {
+		t.Errorf("dashboard skills (-want +got):\n%s", diff)
+	}
+	shown, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#failures tbody tr")].map((r) => r.dataset.reason).sort()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantShown []string
+	for reason, n := range wantReasons {
+		for range n {
+			wantShown = append(wantShown, reason)
+		}
+	}
+	sort.Strings(wantShown)
+	if diff := cmp.Diff(wantShown, shown); diff != "" {
+		t.Errorf("dashboard failures (-want +got):\n%s", diff)
+	}
+
+	// Live rates: with calls flowing, the page shows a non-zero rate.
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				execute("echo")
+			}
+		}
+	}()
+	waitPage(t, browser, "a live call rate", `parseFloat(document.getElementById("sum-rate").textContent) > 0 &&
+		parseFloat(document.querySelector('#agents tr.skill[data-skill="echo"] .rate').textContent) > 0`)
+	shot, err := chromedp.Run(browser, chromedp.FullScreenshot(100))
+	close(stop)
+	<-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := os.Getenv("SKILLHOST_UI_SCREENSHOT")
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "dashboard.png")
+	}
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("dashboard screenshot: %s (%d bytes)", path, len(shot))
+}
+
+// runPlan runs a two-step plan of echo calls to completion.
+func runPlan(t *testing.T, th *testHost, key, sid string) {
+	t.Helper()
+	step := func(id string) map[string]any {
+		return map[string]any{"id": id, "type": "skill", "action": "echo", "params": map[string]any{"text": id}}
+	}
+	th.mustAs(t, key, "_cleveragents/plan/create", map[string]any{"session_id": sid, "plan_id": "dash-plan",
+		"plan_definition": map[string]any{"name": "dashboard", "steps": []any{step("one"), step("two")}}})
+	th.mustAs(t, key, "_cleveragents/plan/execute", map[string]any{"session_id": sid, "plan_id": "dash-plan"})
+	if !waitFor(60*time.Second, func() bool {
+		st, _ := th.mustAs(t, key, "_cleveragents/plan/status", map[string]any{"session_id": sid, "plan_id": "dash-plan"})["status"].(string)
+		return st == "completed"
+	}) {
+		t.Fatal("the plan did not complete")
+	}
+}
+
+// waitPage polls a JavaScript condition in the page until it is true.
+func waitPage(t *testing.T, browser context.Context, what, cond string) {
+	t.Helper()
+	if _, err := chromedp.Run(browser, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(90*time.Second))); err != nil {
+		html, _ := chromedp.Run(browser, chromedp.Evaluate[string](`document.querySelector("main")?.innerText ?? ""`))
+		t.Fatalf("waiting for %s: %v\npage:\n%.3000s", what, err, html)
+	}
+}
+
+func mustGetJSON(t *testing.T, th *testHost, key, path string, v any) {
+	t.Helper()
+	status, _, body := th.getAs(t, key, path, nil)
+	if status != 200 {
+		t.Fatalf("GET %s: HTTP %d: %s", path, status, body)
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		t.Fatalf("GET %s: %v\n%s", path, err, body)
+	}
+}
+
+// mustMetrics reads /metrics into metric families.
+func mustMetrics(t *testing.T, th *testHost, key string) map[string]*dto.MetricFamily {
+	t.Helper()
+	status, _, body := th.getAs(t, key, "/metrics", nil)
+	if status != 200 {
+		t.Fatalf("GET /metrics: HTTP %d", status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return families
+}
+
+// sample is the value of the series of family name whose labels include
+// want (-1 when there is none).
+func sample(families map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
+	f := families[name]
+	if f == nil {
+		return -1
+	}
+next:
+	for _, m := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if have[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			return m.GetGauge().GetValue()
+		}
+	}
+	return -1
+}
+
+// readmeMetrics lists the metric names of the README's metrics table (the
+// rows of the "### Metrics" section that start with a skillhost_ name).
+func readmeMetrics(t *testing.T) []string {
+	t.Helper()
+	f, err := os.Open("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	row := regexp.MustCompile("^\\| `(skillhost_[a-z_]+)`")
+	var names []string
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "### Metrics":
+			in = true
+		case in && strings.HasPrefix(line, "#"):
+			in = false
+		case in:
+			if m := row.FindStringSubmatch(line); m != nil {
+				names = append(names, m[1])
+			}
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		t.Fatal("README.md has no ### Metrics table")
+	}
+	return names
+}

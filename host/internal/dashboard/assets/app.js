@@ -1,0 +1,225 @@
+// skillhost dashboard: polls /admin/status and /admin/plugins, reads the
+// Agent Card and follows /events for plan progress. Every value is inserted
+// as text (plugin names and error messages come from plugins and clients).
+"use strict";
+
+const POLL_MS = 2000;
+const KEY_ITEM = "skillhost-api-key";
+const state = { prev: null, plans: new Map(), eventsOpen: false };
+
+// el builds an element; children are nodes or strings (inserted as text).
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (k === "class") e.className = v; else e.setAttribute(k, v);
+  }
+  for (const c of children) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+
+const $ = (id) => document.getElementById(id);
+const setText = (id, v) => { $(id).textContent = v; };
+
+function bytes(n) {
+  if (!n) return "0 B";
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  return (n >= 10 || i === 0 ? n.toFixed(0) : n.toFixed(1)) + " " + units[i];
+}
+
+function rate(n) { return n >= 10 ? n.toFixed(0) : n.toFixed(1); }
+
+function headers() {
+  const key = sessionStorage.getItem(KEY_ITEM);
+  return key ? { "Authorization": "Bearer " + key, "Accept": "application/json" } : { "Accept": "application/json" };
+}
+
+class AuthNeeded extends Error {}
+
+// getJSON reads a guarded document; 401/403 ask for a key.
+async function getJSON(path) {
+  const resp = await fetch(path, { headers: headers(), cache: "no-store" });
+  if (resp.status === 401 || resp.status === 403) {
+    let why = "HTTP " + resp.status;
+    try { const body = await resp.json(); why = body.error.message + " (" + (body.error.data || {}).reason + ")"; } catch (_) { /* not JSON */ }
+    throw new AuthNeeded(why);
+  }
+  if (!resp.ok) throw new Error(path + ": HTTP " + resp.status);
+  return resp.json();
+}
+
+function askKey(why) {
+  $("key-form").hidden = false;
+  setText("key-reason", "This host needs an API key with the scope method:admin (or *): " + why);
+  setText("health", "key needed");
+  $("health").className = "badge";
+}
+
+function renderStatus(st) {
+  setText("version", "v" + st.version);
+  setText("health", st.health);
+  $("health").className = "badge " + st.health;
+  setText("uptime", "up " + st.uptime_seconds + " s");
+  setText("updated", "updated " + new Date(st.time).toLocaleTimeString());
+  const p = st.plugins;
+  setText("sum-plugins", `${p.loaded + p.reloading} loaded` + (p.failed ? `, ${p.failed} failed` : "") + (p.loading ? `, ${p.loading} loading` : ""));
+  const inst = st.pool.instances;
+  setText("sum-instances", `${inst.idle} / ${inst.busy}`);
+  setText("sum-discarded", String(inst.discarded));
+  setText("sum-budget", `${bytes(st.pool.reserved_bytes)} of ${bytes(st.pool.budget_bytes)}`);
+  setText("sum-failures", String(st.recent_failures.total));
+
+  // rates from two readings
+  const now = Date.parse(st.time);
+  const cur = new Map(st.skills.map((s) => [s.plugin + "/" + s.skill, s]));
+  const rates = new Map();
+  let calls = 0, errors = 0;
+  if (state.prev) {
+    const dt = Math.max((now - state.prev.time) / 1000, 0.001);
+    for (const [k, s] of cur) {
+      const before = state.prev.skills.get(k);
+      const dc = s.calls - (before ? before.calls : 0);
+      const de = sumErrors(s) - (before ? sumErrors(before) : 0);
+      rates.set(k, { calls: Math.max(dc, 0) / dt, errors: Math.max(de, 0) / dt });
+      calls += Math.max(dc, 0) / dt; errors += Math.max(de, 0) / dt;
+    }
+    setText("sum-rate", rate(calls));
+    setText("sum-errors", rate(errors));
+  }
+  state.prev = { time: now, skills: cur };
+  state.rates = rates;
+  state.totals = cur;
+  state.pools = new Map(st.pool.plugins.map((p) => [p.plugin, p]));
+  renderFailures(st.recent_failures.failures);
+}
+
+function sumErrors(s) { return Object.values(s.errors || {}).reduce((a, b) => a + b, 0); }
+
+function renderPlugins(doc) {
+  const body = $("agents").tBodies[0];
+  const rows = [];
+  for (const p of doc.plugins) {
+    const pool = (state.pools || new Map()).get(p.name);
+    const lim = p.limits;
+    const stateCell = el("td", {}, el("span", { class: "state state-" + p.state }, p.state));
+    if (p.error) stateCell.append(el("span", { class: "problem" }, p.error));
+    rows.push(el("tr", { class: "agent", "data-plugin": p.name, "data-state": p.state },
+      el("td", {}, `${p.name} ${p.version || ""}`, el("span", { class: "muted" }, ` ${p.source}`)),
+      stateCell,
+      el("td", { class: "limits" }, lim ? `timeout ${lim.timeout}, memory ${lim.memory}, output ${lim.output}, concurrency ${lim.concurrency}` : ""),
+      el("td", { class: "pool" }, pool ? `${pool.instances.idle} / ${pool.instances.busy} / ${pool.instances.discarded}` : ""),
+      el("td", { class: "memory" }, pool ? `${bytes(pool.memory_peak_bytes)} / ${bytes(pool.memory_limit_bytes)}` : ""),
+      el("td", {}), el("td", {}), el("td", {}), el("td", {})));
+    for (const s of p.skills) {
+      const key = p.name + "/" + s.id;
+      const t = (state.totals || new Map()).get(key) || { calls: 0, errors: {}, seconds: 0 };
+      const r = (state.rates || new Map()).get(key);
+      const errCell = el("td", { class: "errors" });
+      for (const [reason, n] of Object.entries(t.errors || {}).sort()) {
+        errCell.append(el("span", { class: "reason", "data-reason": reason }, `${reason} ${n}`));
+      }
+      rows.push(el("tr", { class: "skill", "data-plugin": p.name, "data-skill": s.id },
+        el("td", { title: s.description || "" }, s.id),
+        el("td", {}), el("td", {}), el("td", {}), el("td", {}),
+        el("td", { class: "calls" }, String(t.calls)),
+        el("td", { class: "rate" }, r ? rate(r.calls) : "–"),
+        errCell,
+        el("td", { class: "latency" }, t.calls ? (1000 * t.seconds / t.calls).toFixed(1) + " ms" : "–")));
+    }
+  }
+  body.replaceChildren(...rows);
+}
+
+function renderFailures(list) {
+  $("failures").tBodies[0].replaceChildren(...list.map((f) => el("tr", { "data-reason": f.reason },
+    el("td", {}, new Date(f.time).toLocaleTimeString()),
+    el("td", {}, f.method || "(plan step)"),
+    el("td", {}, f.skill ? `${f.plugin}/${f.skill}` : ""),
+    el("td", {}, String(f.code)),
+    el("td", { class: "reason" }, f.reason),
+    el("td", { class: "message" }, f.message),
+    el("td", { class: "muted" }, f.request_id || ""))));
+}
+
+async function renderCard() {
+  const resp = await fetch("/.well-known/agent-card.json");
+  if (!resp.ok) return;
+  const card = await resp.json();
+  setText("card-summary", `${card.name} — ${(card.skills || []).length} skills, ${card.version || ""}`);
+  setText("card", JSON.stringify(card, null, 2));
+}
+
+// followEvents reads /events (Server-Sent Events over fetch, so the key can
+// travel as a header) and keeps each plan's progress.
+async function followEvents() {
+  if (state.eventsOpen) return;
+  state.eventsOpen = true;
+  try {
+    const resp = await fetch("/events", { headers: headers() });
+    if (!resp.ok) { setText("plans-state", "event stream unavailable: HTTP " + resp.status); return; }
+    setText("plans-state", "Following the event stream (plans started since this page opened).");
+    const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += value;
+      let i;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        const frame = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const data = frame.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n");
+        if (data) onEvent(JSON.parse(data));
+      }
+    }
+  } catch (e) {
+    setText("plans-state", "event stream interrupted: " + e.message);
+  } finally {
+    state.eventsOpen = false;
+  }
+}
+
+function onEvent(ev) {
+  if (!ev.plan_id) return;
+  const key = ev.session_id + "/" + ev.plan_id;
+  const p = state.plans.get(key) || { plan: ev.plan_id, session: ev.session_id, status: "running", done: 0, total: 0, last: "" };
+  const d = ev.data || {};
+  if (ev.type === "plan.started") { p.total = d.total_steps || 0; p.status = "running"; }
+  if (ev.type === "plan.step.completed") p.done++;
+  if (["plan.completed", "plan.failed", "plan.cancelled"].includes(ev.type)) {
+    p.status = d.status || ev.type.slice(5);
+    p.done = d.completed_steps ?? p.done; p.total = d.total_steps ?? p.total;
+  }
+  p.last = ev.type + (d.step_id ? " " + d.step_id : "") + (d.reason ? " (" + d.reason + ")" : "");
+  state.plans.set(key, p);
+  $("plans").tBodies[0].replaceChildren(...[...state.plans.values()].map((q) => el("tr", { "data-plan": q.plan, "data-status": q.status },
+    el("td", {}, q.plan), el("td", {}, q.session), el("td", {}, q.status), el("td", {}, `${q.done} / ${q.total}`), el("td", {}, q.last))));
+}
+
+async function poll() {
+  try {
+    renderStatus(await getJSON("/admin/status"));
+    renderPlugins(await getJSON("/admin/plugins"));
+    $("key-form").hidden = true;
+    $("forget-key").hidden = !sessionStorage.getItem(KEY_ITEM);
+    followEvents();
+  } catch (e) {
+    if (e instanceof AuthNeeded) askKey(e.message);
+    else { setText("health", "unreachable"); $("health").className = "badge unhealthy"; }
+  }
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("key-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    sessionStorage.setItem(KEY_ITEM, $("key").value.trim());
+    $("key").value = "";
+    poll();
+  });
+  $("forget-key").addEventListener("click", () => { sessionStorage.removeItem(KEY_ITEM); location.reload(); });
+  poll();
+  renderCard();
+  setInterval(poll, POLL_MS);
+  setInterval(renderCard, 15000);
+});
