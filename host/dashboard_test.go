@@ -47,8 +47,8 @@ var pluginOf = map[string]string{"echo": "tools", "trap": "hostile", "grow": "ho
 // checks that the admin documents, /metrics, the access log and the
 // dashboard in headless Chromium all show the same counts and reasons. It
 // writes a screenshot ($SKILLHOST_UI_SCREENSHOT, else a temporary file).
+// Not parallel: Chromium takes a core, so the package's other tests wait.
 func TestDashboardUnderHostileLoad(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	mustPlugin(t, dir, "tools", toolsManifest)
 	mustPlugin(t, dir, "hostile", hostileManifest)
@@ -109,6 +109,13 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	// Requests refused before a method runs count too.
+	for _, body := range []string{`{not json`, `{"jsonrpc":"2.0","id":1,"method":"no/such/method"}`} {
+		r, err := send(context.Background(), httpClient, th.URL+"/rpc", map[string]string{"Authorization": "Bearer " + ops.Secret}, []byte(body))
+		if err != nil || r.RPC.Error == nil {
+			t.Fatalf("%s: %v %s", body, err, r.Body)
+		}
+	}
 	if len(wrong) > 0 {
 		t.Fatalf("calls ended differently than expected:\n%s", strings.Join(wrong, "\n"))
 	}
@@ -170,13 +177,18 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 	}
 	mustGetJSON(t, th, ops.Secret, "/admin/failures", &failures)
 	byReason := map[string]int{}
+	wantMethod := map[string]string{"parse_error": "", "unknown_method": "no/such/method"}
 	for _, f := range failures.Failures {
 		byReason[f.Reason]++
-		if f.KeyID != "ops" || f.Method != "_cleveragents/skill/execute" {
+		method, ok := wantMethod[f.Reason]
+		if !ok {
+			method = "_cleveragents/skill/execute"
+		}
+		if f.KeyID != "ops" || f.Method != method {
 			t.Errorf("failure not attributed: %+v", f)
 		}
 	}
-	wantReasons := map[string]int{}
+	wantReasons := map[string]int{"parse_error": 1, "unknown_method": 1}
 	for _, l := range load {
 		if l.reason != "" {
 			wantReasons[l.reason] = l.calls
@@ -198,6 +210,11 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 			t.Errorf("skillhost_skill_errors_total%v = %v, want %d", labels, v, l.calls)
 		}
 	}
+	for _, reason := range []string{"parse_error", "unknown_method"} {
+		if v := sample(families, "skillhost_rpc_rejected_total", map[string]string{"reason": reason}); v != 1 {
+			t.Errorf("skillhost_rpc_rejected_total{reason=%q} = %v, want 1", reason, v)
+		}
+	}
 	if v := sample(families, "skillhost_plugin_instances_discarded_total", map[string]string{"plugin": "hostile"}); v != 5 {
 		t.Errorf("skillhost_plugin_instances_discarded_total{hostile} = %v, want 5", v)
 	}
@@ -217,15 +234,18 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 
 	// One access line per call, with the skill it reached and its reason.
 	access := map[string]int{}
-	for _, line := range logs.lines(`"msg":"access"`, `"method":"_cleveragents/skill/execute"`, `"key_id":"ops"`) {
+	for _, line := range logs.lines(`"msg":"access"`, `"key_id":"ops"`, `"status":"error"`) {
 		var rec struct{ Skill, Reason, Status string }
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatal(err)
 		}
 		access[rec.Skill+" "+rec.Reason]++
 	}
-	wantAccess := map[string]int{}
+	wantAccess := map[string]int{" parse_error": 1, " unknown_method": 1}
 	for _, l := range load {
+		if l.reason == "" {
+			continue
+		}
 		skill := l.skill
 		if _, ok := pluginOf[skill]; !ok {
 			skill = "" // an unknown skill is not named: it comes from the client

@@ -139,6 +139,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 		jsonrpc.WithMaxBatchResponseBytes(int(cfg.RPC.MaxBatchResponse)),
 		jsonrpc.WithResponseBudget(int64(cfg.RPC.ResponseBudget)),
 		jsonrpc.WithLogger(h.log),
+		jsonrpc.WithRejected(h.rejected),
 		// every method, whoever registers it: metrics and access lines count
 		// what authorization refuses
 		jsonrpc.WithMiddleware(func(method string, next jsonrpc.Handler) jsonrpc.Handler {

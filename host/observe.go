@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -124,6 +125,26 @@ func (h *Host) access(method string, next jsonrpc.Handler) jsonrpc.Handler {
 		}
 		return res, err
 	}
+}
+
+// rejected hears of requests refused before a method ran (malformed,
+// oversized, unknown method, bad envelope): counted by reason, recorded in
+// the ring and logged like a call. The method, from the client, is clipped.
+func (h *Host) rejected(ctx context.Context, method string, err error) {
+	h.metrics.Rejected(err)
+	method = clipMethod(method)
+	h.failures.Add(failure(ctx, method, err))
+	if h.cfg.Log.Access {
+		h.logAccess(ctx, method, &jsonrpc.Request{}, &callRecord{}, 0, err)
+	}
+}
+
+// clipMethod keeps a client's method name short in logs and the ring.
+func clipMethod(m string) string {
+	if len(m) > 64 {
+		return strings.ToValidUTF8(m[:64], "") + "…"
+	}
+	return m
 }
 
 // requestID is the call's request id as error data report it: the

@@ -1,9 +1,10 @@
 package main
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -46,21 +47,29 @@ func TestSkillhostURL(t *testing.T) {
 	}
 }
 
-// A reply that is not JSON-RPC (here every request times out reading, as
-// with a unit-less read_timeout before units were required) is printed as
-// one plain line naming the HTTP status, never a JSON decoding error.
+// A reply that is not JSON-RPC is printed as one plain line naming the HTTP
+// status, never a JSON decoding error. The server answers as a host whose
+// read_timeout is too short for any request (a unit-less "10" before units
+// were required): 408 with {"error":"Request Timeout"}. (A real host with
+// such a timeout sometimes closes the connection instead of answering, so
+// the reply is served here.)
 func TestCallPrintsHTTPErrorsPlainly(t *testing.T) {
 	t.Parallel()
-	cfg := filepath.Join(t.TempDir(), "skillhost.yaml")
-	if err := os.WriteFile(cfg, []byte("http:\n  read_timeout: 1ns\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	h := launch(t, exec.Command(binPath, "serve", "--config", cfg, "--listen", "127.0.0.1:0",
-		"--data", t.TempDir(), "--plugins", t.TempDir()))
-	_, errOut, code := runCLI(t, "call", "--url", h.url, "_cleveragents/session/create", `{}`)
-	line := strings.TrimSpace(errOut)
-	if code != 1 || strings.Contains(line, "\n") || !strings.Contains(line, "HTTP 408 Request Timeout") ||
-		strings.Contains(line, "unmarshal") {
-		t.Errorf("exit %d, stderr %q; want one line with HTTP 408 Request Timeout", code, errOut)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusRequestTimeout)
+		_, _ = w.Write([]byte(`{"error":"Request Timeout"}`))
+	}))
+	defer srv.Close()
+	for _, args := range [][]string{
+		{"call", "--url", srv.URL, "_cleveragents/session/create", `{}`},
+		{"status", "--url", srv.URL},
+	} {
+		_, errOut, code := runCLI(t, args...)
+		line := strings.TrimSpace(errOut)
+		want := "HTTP 408 Request Timeout: {\"error\":\"Request Timeout\"}"
+		if code != 1 || strings.Contains(line, "\n") || !strings.Contains(line, want) || strings.Contains(line, "unmarshal") {
+			t.Errorf("%s: exit %d, stderr %q; want one line with %s", args[0], code, errOut, want)
+		}
 	}
 }

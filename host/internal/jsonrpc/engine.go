@@ -35,7 +35,8 @@ type Engine struct {
 	log    *slog.Logger
 	accept func(string) bool
 
-	mw func(method string, h Handler) Handler
+	mw       func(method string, h Handler) Handler
+	rejected func(ctx context.Context, method string, err error)
 
 	mu        sync.RWMutex
 	methods   map[string]Handler
@@ -132,6 +133,16 @@ func WithLogger(l *slog.Logger) Option {
 			e.log = l
 		}
 	}
+}
+
+// WithRejected sets f to be told of every request refused before a
+// handler ran (the middleware sees only those that reach one): a body that
+// is too large or not JSON, a malformed request or batch element, an
+// unknown method, a bad envelope, a streaming method in a batch. method is
+// the request's ("" when it has none); it comes from the client. Optional.
+// Default: none.
+func WithRejected(f func(ctx context.Context, method string, err error)) Option {
+	return func(e *Engine) { e.rejected = f }
 }
 
 // WithVersionCheck sets the predicate applied to the envelope `version`
@@ -266,16 +277,16 @@ func (e *Engine) call(ctx context.Context, req *Request, single bool) (res any, 
 	streams := e.streams[req.Method]
 	e.mu.RUnlock()
 	if ok && streams && (!single || req.IsNotification()) {
-		return nil, fault.Newf(fault.InvalidRequest, fault.ReasonStreamBatch,
-			"method %q streams its result; call it alone with an id, not in a batch or as a notification", req.Method)
+		return nil, e.reject(ctx, req.Method, fault.Newf(fault.InvalidRequest, fault.ReasonStreamBatch,
+			"method %q streams its result; call it alone with an id, not in a batch or as a notification", req.Method))
 	}
 	env, envErr := readEnvelope(req.Params, e.accept)
 	req.Meta = env
 	if !ok {
-		return nil, fault.Newf(fault.MethodNotFound, fault.ReasonUnknownMethod, "method %q not found", req.Method)
+		return nil, e.reject(ctx, req.Method, fault.Newf(fault.MethodNotFound, fault.ReasonUnknownMethod, "method %q not found", req.Method))
 	}
 	if envErr != nil {
-		return nil, envErr
+		return nil, e.reject(ctx, req.Method, envErr)
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -288,7 +299,16 @@ func (e *Engine) call(ctx context.Context, req *Request, single bool) (res any, 
 }
 
 func (e *Engine) errorReply(ctx context.Context, id json.RawMessage, env Envelope, err error) Reply {
-	return e.encodeError(ctx, id, env, err, false)
+	return e.encodeError(ctx, id, env, e.reject(ctx, "", err), false)
+}
+
+// reject tells WithRejected's function of a request refused before its
+// handler, and returns err.
+func (e *Engine) reject(ctx context.Context, method string, err error) error {
+	if e.rejected != nil {
+		e.rejected(ctx, method, err)
+	}
+	return err
 }
 
 // requestError answers a decoded request with err, in the error-data style

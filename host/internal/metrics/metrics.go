@@ -39,6 +39,7 @@ type Metrics struct {
 	skillCalls    *prometheus.CounterVec
 	skillErrors   *prometheus.CounterVec
 	skillDuration *prometheus.HistogramVec
+	rejected      *prometheus.CounterVec
 	reloads       *prometheus.CounterVec
 	store         *prometheus.HistogramVec
 	skills        skillSet
@@ -60,6 +61,10 @@ func New() *Metrics {
 			Help:    "JSON-RPC handler latency by method.",
 			Buckets: latencyBuckets,
 		}, []string{"method"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillhost_rpc_rejected_total",
+			Help: "JSON-RPC requests refused before a method ran (malformed, oversized, unknown method, bad envelope), by reason.",
+		}, []string{"reason"}),
 		skillCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillhost_skill_calls_total",
 			Help: "Calls of a loaded skill (every transport, A2A tasks and plan steps), by plugin and skill.",
@@ -84,7 +89,7 @@ func New() *Metrics {
 		}, []string{"op"}),
 	}
 	m.skills.m = m
-	m.reg.MustRegister(m.calls, m.duration, m.skillCalls, m.skillErrors, m.skillDuration, m.reloads, m.store,
+	m.reg.MustRegister(m.calls, m.duration, m.rejected, m.skillCalls, m.skillErrors, m.skillDuration, m.reloads, m.store,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -133,6 +138,10 @@ func (m *Metrics) Middleware(method string, h jsonrpc.Handler) jsonrpc.Handler {
 		return res, err
 	}
 }
+
+// Rejected counts a request refused before a method ran. Its method is
+// not a label: it comes from the client.
+func (m *Metrics) Rejected(err error) { m.rejected.WithLabelValues(fault.From(err).WireReason()).Inc() }
 
 // PluginEvent counts a plugin load event.
 func (m *Metrics) PluginEvent(plugin, event string) { m.reloads.WithLabelValues(plugin, event).Inc() }

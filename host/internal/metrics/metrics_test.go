@@ -110,6 +110,7 @@ func TestWatch(t *testing.T) {
 	m := metrics.New()
 	m.Watch(fakeSource{})
 	m.PluginEvent("p", "loaded")
+	m.Rejected(fault.New(fault.Parse, fault.ReasonParse, "not JSON"))
 	m.StoreOp("session_get").Since(time.Now())
 	body := scrape(t, m)
 	for _, want := range []string{
@@ -126,6 +127,7 @@ func TestWatch(t *testing.T) {
 		`skillhost_sandbox_compiles_total{result="hit"} 9`, `skillhost_sandbox_compiles_total{result="miss"} 10`,
 		`skillhost_plugin_reloads_total{event="loaded",plugin="p"} 1`,
 		`skillhost_store_duration_seconds_count{op="session_get"} 1`,
+		`skillhost_rpc_rejected_total{reason="parse_error"} 1`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q", want)
