@@ -60,7 +60,8 @@ func scrape(t *testing.T, m *metrics.Metrics) string {
 func TestSkillMetrics(t *testing.T) {
 	t.Parallel()
 	m := metrics.New()
-	if m.Skill("p", "a") != m.Skill("p", "a") {
+	first, again := m.Skill("p", "a"), m.Skill("p", "a")
+	if first != again {
 		t.Error("Skill resolves the same series twice")
 	}
 	m.Skill("p", "a").Observe(2*time.Millisecond, "")
