@@ -66,11 +66,13 @@ func TestBatchAmplificationIsCapped(t *testing.T) {
 // the excess, never an unbounded host; the host answers normally after.
 func TestResponseBudgetIsHostWide(t *testing.T) {
 	t.Parallel()
-	th, _ := mustHostWith(t, t.TempDir(), func(c *config.Config) { c.RPC.ResponseBudget = 3 << 20 })
+	th, _ := mustHostWith(t, t.TempDir(), func(c *config.Config) { c.RPC.ResponseBudget = 768 << 10 })
 	sid := th.mustSession(t)
-	value := strings.Repeat("v", 1<<20-1024)
+	// 256 KiB values keep 24 concurrent reads light for NATS under -race on
+	// a loaded machine (1 MiB ones ran into the store's 5 s API timeout).
+	value := strings.Repeat("v", 256<<10-1024)
 	th.mustResult(t, "_cleveragents/context/set", map[string]any{"session_id": sid, "context_key": "big", "value": value})
-	// Batches of three 1 MiB values each: one batch fills the budget, so
+	// Batches of three values each: one batch fills the budget, so
 	// concurrent ones must be refused in part.
 	elems := make([]string, 3)
 	for i := range elems {
