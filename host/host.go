@@ -12,6 +12,9 @@ import (
 	"sync"
 	"sync/atomic"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/admin"
@@ -51,6 +54,8 @@ type Host struct {
 	observer *observer
 	failures *admin.Ring
 	admin    *admin.Admin
+	traces   *sdktrace.TracerProvider // nil: tracing off
+	tracer   trace.Tracer             // nil: tracing off
 	events   *events.Bus
 	cards    *a2a.CardService
 	tasks    *a2a.Service
@@ -111,9 +116,16 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 		}
 		h.warnWildcard()
 	}
+	if h.traces, err = newTracing(ctx, cfg.Tracing, opts.Version); err != nil {
+		return nil, err
+	}
+	if h.traces != nil {
+		h.tracer = h.traces.Tracer("github.com/skillhost/skillhost/host")
+		h.log.Info("tracing: spans are exported over OTLP/HTTP", "endpoint", cfg.Tracing.OTLPEndpoint, "sample_ratio", cfg.Tracing.SampleRatio)
+	}
 	if h.parts, err = assemble.New(ctx, assemble.Spec{
 		Config: cfg, Store: assemble.DataStore, CacheDir: filepath.Join(cfg.Data, "wazero-cache"), Logger: h.log,
-		Observer: h.observer,
+		Observer: h.observer, Tracer: h.tracer,
 	}); err != nil {
 		return nil, err
 	}
@@ -250,6 +262,9 @@ func (h *Host) Close(ctx context.Context) error {
 		}
 		if h.parts != nil {
 			errs = append(errs, h.parts.Close(ctx))
+		}
+		if h.traces != nil {
+			errs = append(errs, h.traces.Shutdown(ctx)) // flushes the spans not yet exported
 		}
 	})
 	return errors.Join(errs...)

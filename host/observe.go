@@ -109,8 +109,10 @@ func (h *Host) access(method string, next jsonrpc.Handler) jsonrpc.Handler {
 	return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		start := time.Now()
 		rec := &callRecord{method: method}
-		res, err := next(context.WithValue(ctx, callRecordKey{}, rec), req)
+		sctx, endSpan := h.startSpan(ctx, method)
+		res, err := next(context.WithValue(sctx, callRecordKey{}, rec), req)
 		d := time.Since(start)
+		endSpan(err)
 		mm.Observe(d, err)
 		if err != nil && !rec.recorded.Load() {
 			f := failure(ctx, method, err)

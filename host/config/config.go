@@ -39,6 +39,20 @@ type Config struct {
 	Auth    Auth    `koanf:"auth"`
 	A2A     A2A     `koanf:"a2a"`
 	Events  Events  `koanf:"events"`
+	// Tracing exports OpenTelemetry spans (off by default).
+	Tracing Tracing `koanf:"tracing"`
+}
+
+// Tracing configures OpenTelemetry tracing: a span per JSON-RPC call and
+// per sandbox call, exported over OTLP/HTTP.
+type Tracing struct {
+	// OTLPEndpoint is the collector's OTLP/HTTP URL
+	// ("http://127.0.0.1:4318"; /v1/traces is added when the URL has no
+	// path). Empty: tracing is off.
+	OTLPEndpoint string `koanf:"otlp_endpoint"`
+	// SampleRatio is the share of new traces recorded, 0..1; a caller's
+	// sampled traceparent is always followed.
+	SampleRatio float64 `koanf:"sample_ratio"`
 }
 
 // Sandbox configures the runtime that runs every plugin.
@@ -232,7 +246,8 @@ func Defaults() Config {
 			Rate: auth.DefaultRate, SessionRate: auth.DefaultSessionRate, MaxOpenSessions: auth.DefaultMaxOpenSessions,
 			MaxConcurrentCalls: auth.DefaultMaxConcurrentCalls, MaxContextBytes: auth.DefaultMaxContextBytes,
 		}},
-		A2A:    A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB},
-		Events: Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256},
+		A2A:     A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB},
+		Events:  Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256},
+		Tracing: Tracing{SampleRatio: 1},
 	}
 }

@@ -105,6 +105,8 @@ func TestLoadRejects(t *testing.T) {
 		{"plain HTTP on every interface", "listen: 0.0.0.0:8080\n", nil, "http.allow_insecure_remote: true"},
 		{"bad origin", "http:\n  allowed_origins: [\"app.example\"]\n", nil, "config http.allowed_origins[0]"},
 		{"origin with a path", "http:\n  allowed_origins: [\"https://app.example/ui\"]\n", nil, "config http.allowed_origins[0]"},
+		{"tracing endpoint not a URL", "tracing:\n  otlp_endpoint: collector:4318\n", nil, `config tracing.otlp_endpoint: "collector:4318" is not an http(s) URL`},
+		{"sample ratio over 1", "tracing:\n  sample_ratio: 2\n", nil, "config tracing.sample_ratio: 2 is not between 0 and 1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

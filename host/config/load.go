@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"sort"
 	"strings"
@@ -218,6 +219,14 @@ func (c Config) Validate() error {
 	}
 	if c.Events.DedupeWindow > c.Events.Retention {
 		bad("events.dedupe_window", "must not exceed events.retention")
+	}
+	if e := c.Tracing.OTLPEndpoint; e != "" {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("tracing.otlp_endpoint", "%q is not an http(s) URL", e)
+		}
+	}
+	if r := c.Tracing.SampleRatio; r < 0 || r > 1 {
+		bad("tracing.sample_ratio", "%v is not between 0 and 1", r)
 	}
 	return errors.Join(errs...)
 }

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 
 	extism "github.com/extism/go-sdk"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
@@ -70,6 +71,9 @@ type Spec struct {
 	// Observer sees the registry's skill calls and load events (metrics,
 	// access logs, the admin endpoints). Optional. Default: none.
 	Observer plugin.Observer
+	// Tracer records a span per skill call (tracing.*). Optional.
+	// Default: none.
+	Tracer trace.Tracer
 }
 
 // Parts are the assembled runtime, store and registry.
@@ -121,6 +125,7 @@ func New(ctx context.Context, spec Spec) (_ *Parts, err error) {
 		},
 		Logger:   cmp.Or(spec.LoadLogger, log),
 		Observer: spec.Observer,
+		Tracer:   spec.Tracer,
 	})
 	return p, nil
 }

@@ -56,7 +56,9 @@ func (r *Registry) Execute(ctx context.Context, call Call) (*Outcome, error) {
 	}
 	defer e.release(ctx)
 	start := time.Now()
+	ctx, endSpan := r.startSpan(ctx, e.plugin, sk)
 	res, ferr := r.execute(ctx, e, sk, call)
+	endSpan(res, ferr)
 	r.observe(ctx, e.plugin, sk, start, res, ferr)
 	if ferr != nil {
 		return nil, ferr

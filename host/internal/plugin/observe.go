@@ -6,6 +6,10 @@ import (
 	"sort"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
@@ -173,4 +177,26 @@ func (r *Registry) Pools() []Pool {
 		out = append(out, Pool{Plugin: p, Stats: st.byName[p.Manifest.Name].module.Stats()})
 	}
 	return out
+}
+
+// startSpan starts the span of one skill call (around its sandbox call);
+// end closes it with the outcome. Without a Tracer it changes nothing.
+func (r *Registry) startSpan(ctx context.Context, p *Plugin, sk *Skill) (context.Context, func(*sandbox.Result, *fault.Error)) {
+	if r.opts.Tracer == nil {
+		return ctx, func(*sandbox.Result, *fault.Error) {}
+	}
+	ctx, span := r.opts.Tracer.Start(ctx, "skill.execute", trace.WithAttributes(
+		attribute.String("skillhost.plugin", p.Manifest.Name), attribute.String("skillhost.plugin_version", p.Manifest.Version),
+		attribute.String("skillhost.skill", sk.ID)))
+	return ctx, func(res *sandbox.Result, err *fault.Error) {
+		switch {
+		case err != nil:
+			span.SetAttributes(attribute.String("skillhost.reason", err.WireReason()))
+			span.SetStatus(codes.Error, err.WireReason())
+		case res != nil:
+			span.SetAttributes(attribute.Int64("skillhost.memory_peak_bytes", int64(res.MemoryPeakBytes)),
+				attribute.Bool("skillhost.fresh_instance", res.Fresh))
+		}
+		span.End()
+	}
 }

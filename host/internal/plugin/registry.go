@@ -12,6 +12,7 @@ import (
 	"time"
 
 	extism "github.com/extism/go-sdk"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
@@ -34,6 +35,9 @@ type RegistryOptions struct {
 	// Observer sees every call of a loaded skill and every load event
 	// (metrics, access logs, the admin endpoints). Optional. Default: none.
 	Observer Observer
+	// Tracer records a span per skill call, around the sandbox call.
+	// Optional. Default: none (no span, no cost).
+	Tracer trace.Tracer
 }
 
 // Problem is a plugin folder that could not be (re)loaded, for operators.
