@@ -26,8 +26,9 @@ import (
 // the call context, where Extism looks the kernel up; the guest's export is
 // looked up per call, as before, so a deep recursion's stack is never kept
 // by an idle instance (the memory budget counts it only while the call
-// runs). See docs/RATIONALE.md ("Why does the sandbox call Extism's kernel
-// itself?").
+// runs). The kernel functions that only read the kernel's state are done in
+// Go (kernelroot.go). See docs/RATIONALE.md ("Why does the sandbox call
+// Extism's kernel itself?").
 
 // fastCall runs calls on one instance. Like the instance, it serves one
 // call at a time.
@@ -53,9 +54,13 @@ func (k *kernelView) ExportedFunction(name string) api.Function {
 		return f
 	}
 	f := k.Module.ExportedFunction(name)
-	if f != nil {
-		k.funcs[name] = f
+	if f == nil {
+		return nil
 	}
+	if read, ok := rootReaders[name]; ok { // see kernelroot.go
+		f = &rootFunc{Function: f, mem: k.Memory(), read: read}
+	}
+	k.funcs[name] = f
 	return f
 }
 

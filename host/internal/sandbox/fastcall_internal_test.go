@@ -15,10 +15,15 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 )
 
-// mustCompiled compiles testdata/hostile.wasm with plain Extism.
-func mustCompiled(t testing.TB) *extism.CompiledPlugin {
+// mustCompiled compiles testdata/<fixture>.wasm (hostile by default) with
+// plain Extism.
+func mustCompiled(t testing.TB, fixture ...string) *extism.CompiledPlugin {
 	t.Helper()
-	wasm, err := os.ReadFile("testdata/hostile.wasm")
+	name := "hostile"
+	if len(fixture) > 0 {
+		name = fixture[0]
+	}
+	wasm, err := os.ReadFile("testdata/" + name + ".wasm")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +86,7 @@ func outcomeOf(rc uint32, out []byte, err error) outcome {
 // tells apart.
 func TestFastCallMatchesExtism(t *testing.T) {
 	t.Parallel()
-	c := mustCompiled(t)
+	c, tail := mustCompiled(t), mustCompiled(t, "input_tail")
 	tests := []struct {
 		function string
 		input    string
@@ -90,6 +95,8 @@ func TestFastCallMatchesExtism(t *testing.T) {
 		{"echo", `{"text":"hello"}`, 0},
 		{"echo", "", 0},
 		{"echo", "0123456789abcdefg", 0},
+		{"input_tail", "hi", 0},
+		{"input_tail", "", 0},
 		{"fail", "{}", 0},
 		{"fail_text", "{}", 0},
 		{"trap", "{}", 0},
@@ -113,6 +120,10 @@ func TestFastCallMatchesExtism(t *testing.T) {
 					o.Out = fmt.Sprintf("%d bytes", len(o.Out))
 				}
 				return o
+			}
+			c := c
+			if tt.function == "input_tail" {
+				c = tail
 			}
 			want := run(mustInstance(t, c).CallWithContext)
 			fc, ok := newFastCall(mustInstance(t, c))
