@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -167,8 +168,11 @@ func truncate(s string, n int) string {
 // checkInput returns the bytes handed to the plugin: {} for an empty input,
 // else the input itself once it is known to be JSON matching the schema.
 func checkInput(sk *Skill, in json.RawMessage) ([]byte, *fault.Error) {
-	if len(strings.TrimSpace(string(in))) == 0 {
+	if len(bytes.TrimSpace(in)) == 0 {
 		in = json.RawMessage("{}")
+	}
+	if sk.input == nil && json.Valid(in) { // no schema: a scan, nothing decoded
+		return in, nil
 	}
 	doc, err := decodeJSON(in)
 	if err != nil {
