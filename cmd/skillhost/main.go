@@ -32,7 +32,7 @@ func newRootCmd() *cobra.Command {
 		Version:       version,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newServeCmd(), newCallCmd(), newVersionCmd(), newPluginCmd(), newCardCmd(), newPluginsCmd(), newStatusCmd())
+	root.AddCommand(newServeCmd(), newCallCmd(), newVersionCmd(), newPluginCmd(), newCardCmd(), newPluginsCmd(), newStatusCmd(), newKeygenCmd())
 	for _, c := range root.Commands() {
 		wrapArgs(c)
 	}

@@ -34,7 +34,7 @@ In another language: plugin new NAME --lang assemblyscript (npm) or --lang wat (
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newPluginNewCmd(), newPluginBuildCmd(), newPluginInspectCmd(), newPluginValidateCmd(), newPluginTestCmd(),
-		newPluginPublishCmd(), newPluginUnpublishCmd())
+		newPluginPublishCmd(), newPluginUnpublishCmd(), newPluginSignCmd(), newPluginVerifyCmd())
 	return cmd
 }
 

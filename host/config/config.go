@@ -41,6 +41,10 @@ type Config struct {
 	Events  Events  `koanf:"events"`
 	// Tracing exports OpenTelemetry spans (off by default).
 	Tracing Tracing `koanf:"tracing"`
+	// Identity is the host's signing keys (cards, task provenance).
+	Identity Identity `koanf:"identity"`
+	// Trust is the plugin signature policy.
+	Trust Trust `koanf:"trust"`
 }
 
 // Tracing configures OpenTelemetry tracing: a span per JSON-RPC call and
@@ -53,6 +57,24 @@ type Tracing struct {
 	// SampleRatio is the share of new traces recorded, 0..1; a caller's
 	// sampled traceparent is always followed.
 	SampleRatio float64 `koanf:"sample_ratio"`
+}
+
+// Identity configures the host's signing keys (README "Signing").
+type Identity struct {
+	// KeyFile lists PEM private key files (skillhost keygen): one key, or an
+	// Ed25519 and an ML-DSA-65 key for hybrid signatures. Empty: nothing is
+	// signed and no JWKS is served.
+	KeyFile []string `koanf:"key_file"`
+}
+
+// Trust is the plugin signature policy (README "Plugin signatures").
+type Trust struct {
+	// RequireSignatures refuses every plugin without a valid plugin.sig by
+	// one of Publishers. A plugin whose signature is broken or no longer
+	// matches its folder is refused either way.
+	RequireSignatures bool `koanf:"require_signatures"`
+	// Publishers are the PEM public key files of trusted publishers.
+	Publishers []string `koanf:"publishers"`
 }
 
 // Sandbox configures the runtime that runs every plugin.
@@ -246,8 +268,10 @@ func Defaults() Config {
 			Rate: auth.DefaultRate, SessionRate: auth.DefaultSessionRate, MaxOpenSessions: auth.DefaultMaxOpenSessions,
 			MaxConcurrentCalls: auth.DefaultMaxConcurrentCalls, MaxContextBytes: auth.DefaultMaxContextBytes,
 		}},
-		A2A:     A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB},
-		Events:  Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256},
-		Tracing: Tracing{SampleRatio: 1},
+		A2A:      A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB},
+		Events:   Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256},
+		Tracing:  Tracing{SampleRatio: 1},
+		Identity: Identity{KeyFile: []string{}},
+		Trust:    Trust{Publishers: []string{}},
 	}
 }

@@ -32,7 +32,7 @@ type Sources struct {
 // listKeys are keys whose environment value is a comma-separated list.
 var listKeys = map[string]bool{
 	"policy.allowed_host_patterns": true, "policy.allowed_path_prefixes": true, "net.allow_private": true,
-	"http.allowed_origins": true, "http.allowed_hosts": true,
+	"http.allowed_origins": true, "http.allowed_hosts": true, "identity.key_file": true, "trust.publishers": true,
 }
 
 // Load builds the configuration: defaults < file < environment < flags, then
@@ -216,6 +216,12 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateSecurity()...)
 	if n := len(c.Plans.WebhookSecret); n != 0 && (n < 16 || n > 256) {
 		bad("plans.webhook_secret", "must be 16..256 bytes (or empty: only plans that bring a webhook_secret may use webhooks)")
+	}
+	if c.Trust.RequireSignatures && len(c.Trust.Publishers) == 0 {
+		bad("trust.require_signatures", "is on but trust.publishers lists no key: every plugin would be refused")
+	}
+	if n := len(c.Identity.KeyFile); n > 4 {
+		bad("identity.key_file", "lists %d keys; at most 4 (one per algorithm, plus one being rotated in)", n)
 	}
 	if c.Events.DedupeWindow > c.Events.Retention {
 		bad("events.dedupe_window", "must not exceed events.retention")

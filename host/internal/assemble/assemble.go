@@ -100,6 +100,10 @@ func New(ctx context.Context, spec Spec) (_ *Parts, err error) {
 	if err != nil {
 		return nil, err
 	}
+	trust, err := Trust(cfg.Trust)
+	if err != nil {
+		return nil, err
+	}
 	p := &Parts{Net: net}
 	defer func() {
 		if err != nil {
@@ -126,6 +130,7 @@ func New(ctx context.Context, spec Spec) (_ *Parts, err error) {
 		Logger:   cmp.Or(spec.LoadLogger, log),
 		Observer: spec.Observer,
 		Tracer:   spec.Tracer,
+		Trust:    trust,
 	})
 	return p, nil
 }

@@ -23,7 +23,12 @@ import (
 // registry's state; while the module compiles, the folder is listed in
 // Loading (replacing: an older revision serves meanwhile).
 func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*entry, error) {
-	m, err := LoadManifest(dir)
+	file := filepath.Join(dir, ManifestFile)
+	raw, err := ReadInDir(dir, ManifestFile, MaxManifestBytes)
+	if err != nil {
+		return nil, &FieldError{File: file, Msg: err.Error()}
+	}
+	m, err := DecodeManifest(file, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -43,6 +48,10 @@ func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*e
 	digest := hex.EncodeToString(sum[:])
 	if m.SHA256 != "" && m.SHA256 != digest {
 		return nil, &FieldError{File: m.File, Field: "sha256", Msg: fmt.Sprintf("%s has SHA-256 %s, the manifest pins %s", m.Wasm, digest, m.SHA256)}
+	}
+	signing, err := checkSignature(dir, NewStatement(m, raw, digest), r.opts.Trust)
+	if err != nil {
+		return nil, err
 	}
 	info, err := sandbox.Inspect(ctx, wasm)
 	if err != nil {
@@ -72,7 +81,7 @@ func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*e
 	}
 	e := &entry{module: mod, fp: fp, closers: closers, plugin: &Plugin{
 		Manifest: m, Dir: dir, Limits: spec.Limits, WasmSHA256: digest,
-		LoadedAt: time.Now(), Info: mod.Info(),
+		LoadedAt: time.Now(), Info: mod.Info(), Signing: signing,
 	}}
 	return e, nil
 }
@@ -140,7 +149,8 @@ func checkExports(m *Manifest, info sandbox.ModuleInfo) error {
 }
 
 // fingerprint identifies the content of a plugin folder cheaply: the
-// manifest bytes and the size, time and mode of the module it names.
+// manifest and signature bytes and the size, time and mode of the module it
+// names.
 // Unchanged folders are not recompiled on a rescan.
 func fingerprint(dir string) string {
 	data, err := ReadInDir(dir, ManifestFile, MaxManifestBytes)
@@ -149,6 +159,10 @@ func fingerprint(dir string) string {
 	}
 	h := sha256.New()
 	h.Write(data)
+	if sig, err := ReadInDir(dir, SignatureFile, MaxSignatureBytes); err == nil {
+		sum := sha256.Sum256(sig)
+		fmt.Fprintf(h, "|sig:%x", sum)
+	}
 	var peek struct {
 		Wasm string `yaml:"wasm"`
 	}

@@ -29,6 +29,11 @@ type RegistryOptions struct {
 	// Logger receives load problems (error), reloads (info) and skipped
 	// folders (debug). Optional. Default: slog.Default().
 	Logger *slog.Logger
+	// Trust is the plugin signature policy: a plugin whose signature file
+	// is malformed or does not match the folder is always refused; with
+	// Trust.Require, so is one without a signature by a trusted publisher.
+	// Optional. Default: signatures optional, no trusted publishers.
+	Trust Trust
 	// Debounce is how long Watch waits after the last file event before it
 	// rescans. Optional. Default: 250ms.
 	Debounce time.Duration
@@ -58,6 +63,9 @@ type Plugin struct {
 	// Revision is the registry revision (Snapshot.Revision) that loaded
 	// this plugin revision.
 	Revision uint64
+	// Signing is what the plugin's signature file proved (who signed);
+	// nil when the plugin is unsigned.
+	Signing *Signing
 }
 
 // Skill returns the plugin's skill with the given id.
