@@ -33,7 +33,7 @@ func (h *Host) setupA2A(ctx context.Context) error {
 		Stdio:      h.cfg.Stdio,
 		APIKeyAuth: keys,
 		BearerAuth: keys,
-	}, h.registry.Snapshot, a2a.CardServiceOptions{Logger: h.log})
+	}, h.registry.Snapshot, a2a.CardServiceOptions{Logger: h.log, Signer: h.signer})
 	h.registry.OnChange(h.cards.Update)
 	tasks, err := a2a.OpenTaskStore(ctx, h.store, a2a.TaskStoreConfig{MaxListBytes: int64(h.cfg.A2A.MaxListBytes), Logger: h.log})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/assemble"
+	"github.com/skillhost/skillhost/host/internal/identity"
 )
 
 // CardOptions say which card Card renders and where it may cache compiled plugins.
@@ -48,8 +49,18 @@ func Card(ctx context.Context, cfg config.Config, opts CardOptions) (card []byte
 	if base == "" && cfg.Listen != "" {
 		base = "http://" + cfg.Listen
 	}
+	keys, err := assemble.Keys(cfg.Identity, nil)
+	if err != nil {
+		return nil, problems, err
+	}
+	var signer *identity.Signer
+	if len(keys) > 0 {
+		if signer, err = identity.NewSigner(keys, strings.TrimRight(base, "/")+identity.JWKSPath); err != nil {
+			return nil, problems, err
+		}
+	}
 	cards := a2a.NewCardService(a2a.CardConfig{BaseURL: base, Version: opts.Version, Stdio: cfg.Stdio},
-		reg.Snapshot, a2a.CardServiceOptions{Logger: quiet})
+		reg.Snapshot, a2a.CardServiceOptions{Logger: quiet, Signer: signer})
 	if opts.Agent != "" {
 		card, _, err = cards.AgentCard(ctx, opts.Agent)
 	} else {

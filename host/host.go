@@ -22,6 +22,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/dashboard"
 	"github.com/skillhost/skillhost/host/internal/events"
+	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/metrics"
 	"github.com/skillhost/skillhost/host/internal/notify"
@@ -58,6 +59,7 @@ type Host struct {
 	tracer   trace.Tracer             // nil: tracing off
 	events   *events.Bus
 	cards    *a2a.CardService
+	signer   *identity.Signer // nil without identity.key_file
 	tasks    *a2a.Service
 	authn    *auth.Authenticator
 	guard    *auth.Guard
@@ -134,6 +136,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	h.admin = admin.New(admin.Deps{Registry: h.registry, Runtime: h.runtime, Metrics: h.metrics, Failures: h.failures,
 		Version: opts.Version, PublishedDir: filepath.Join(cfg.Data, publishedDir), Ready: h.store.Ready})
 	h.metrics.Watch(h.admin.Metrics())
+	signingKeys, err := assemble.Keys(cfg.Identity, h.log)
+	if err != nil {
+		return nil, err
+	}
 	h.log.Info("sandbox memory budget (sandbox.max_live_bytes)", "bytes", h.runtime.Stats().BudgetBytes)
 	if err := h.loadPlugins(ctx); err != nil {
 		return nil, err
@@ -164,6 +170,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	notifier := notify.New(notify.Deps{Bus: h.events, Agents: h.registry, Logger: h.log})
 	rpc.New(rpc.Deps{Sessions: timedSessions{h.store, newStoreTimers(h.metrics)}, Skills: h.registry, Guard: h.guard,
 		MaxSessionBytes: int64(cfg.Store.MaxSessionBytes), Notifier: notifier, Logger: h.log}).Register(h.engine, nil)
+	if err := h.setupIdentity(signingKeys); err != nil {
+		return nil, err
+	}
 	if err := h.setupA2A(ctx); err != nil {
 		return nil, err
 	}
@@ -181,7 +190,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 			WriteTimeout: cfg.HTTP.WriteTimeout, IdleTimeout: cfg.HTTP.IdleTimeout, MaxConns: cfg.HTTP.MaxConns,
 			Auth: h.authn, TLS: tlsCfg, PublicURL: h.publicURL(), AllowedOrigins: origins, AllowedHosts: cfg.HTTP.AllowedHosts,
 			Pprof: cfg.HTTP.Pprof, Events: h.eventSource(), Logger: h.log, Ready: h.store.Ready,
-			Admin: h.adminDocs(), UI: dashboard.Assets,
+			Admin: h.adminDocs(), UI: dashboard.Assets, JWKS: h.jwks(),
 		}, h.engine, h.cards, h.metrics.Handler())
 	}
 	return h, nil

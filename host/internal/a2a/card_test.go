@@ -22,7 +22,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
-const schemaPath = "testdata/a2a-v1.0.schema.json" // copy of shared/spec/a2a-v1.0.schema.json (generated from the official a2a.proto)
+const schemaPath = "schema/a2a-v1.0.schema.json" // copy of shared/spec/a2a-v1.0.schema.json (generated from the official a2a.proto)
 
 func mustCardSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()

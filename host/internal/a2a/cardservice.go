@@ -11,6 +11,7 @@ import (
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
@@ -24,6 +25,7 @@ type CardService struct {
 	cfg      CardConfig
 	snapshot func() *plugin.Snapshot
 	extended bool
+	signer   *identity.Signer
 	logger   *slog.Logger
 
 	mu     sync.Mutex
@@ -44,6 +46,10 @@ type CardServiceOptions struct {
 	// card advertise capabilities.extendedAgentCard); false answers -32007.
 	ExtendedCard bool
 	Logger       *slog.Logger
+	// Signer signs every card (JWS in its signatures, re-signed whenever
+	// the card changes) and is published in the identity extension.
+	// Optional. Default: cards are not signed.
+	Signer *identity.Signer
 }
 
 // NewCardService returns a CardService reading snapshots from snapshot
@@ -52,7 +58,7 @@ func NewCardService(cfg CardConfig, snapshot func() *plugin.Snapshot, opts CardS
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &CardService{cfg: cfg.withDefaults(), snapshot: snapshot, extended: opts.ExtendedCard, logger: opts.Logger}
+	return &CardService{cfg: cfg.withDefaults(), snapshot: snapshot, extended: opts.ExtendedCard, signer: opts.Signer, logger: opts.Logger}
 }
 
 // Update drops the cached cards so the next request renders them from the
@@ -80,7 +86,11 @@ func (c *CardService) renderLocked(ctx context.Context, snap *plugin.Snapshot) e
 	if len(host.Skills) == 0 {
 		c.logger.Warn("agent card has no skills: no plugin is loaded; A2A clients will find nothing to call")
 	}
-	rh, err := render(ctx, host)
+	var plugins []*plugin.Plugin
+	if snap != nil {
+		plugins = snap.Plugins
+	}
+	rh, err := c.render(ctx, host, plugins)
 	if err != nil {
 		return err
 	}
@@ -90,7 +100,7 @@ func (c *CardService) renderLocked(ctx context.Context, snap *plugin.Snapshot) e
 			if p == nil || p.Manifest == nil {
 				continue
 			}
-			r, err := render(ctx, BuildAgentCard(c.cfg, p))
+			r, err := c.render(ctx, BuildAgentCard(c.cfg, p), []*plugin.Plugin{p})
 			if err != nil {
 				return err
 			}
@@ -102,7 +112,13 @@ func (c *CardService) renderLocked(ctx context.Context, snap *plugin.Snapshot) e
 	return nil
 }
 
-func render(ctx context.Context, card *a2av1.AgentCard) (renderedCard, error) {
+// render adds the signing extensions to card, signs it when the service
+// has a signer and encodes it.
+func (c *CardService) render(ctx context.Context, card *a2av1.AgentCard, plugins []*plugin.Plugin) (renderedCard, error) {
+	withSigningExtensions(card, c.signer, plugins)
+	if err := signCard(ctx, card, c.signer); err != nil {
+		return renderedCard{}, err
+	}
 	body, err := MarshalUnion(ctx, card)
 	if err != nil {
 		return renderedCard{}, err

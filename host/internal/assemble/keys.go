@@ -12,8 +12,9 @@ import (
 )
 
 // Trust reads the trusted publisher keys of trust.publishers into the
-// registry's signature policy. A publisher is named after its key file
-// (without directory and extension).
+// registry's signature policy. A publisher is named after its key file,
+// without directory and the extensions .pub, .pem and .key (alice.key.pub:
+// alice).
 func Trust(t config.Trust) (plugin.Trust, error) {
 	out := plugin.Trust{Require: t.RequireSignatures}
 	for i, file := range t.Publishers {
@@ -21,7 +22,10 @@ func Trust(t config.Trust) (plugin.Trust, error) {
 		if err != nil {
 			return plugin.Trust{}, fmt.Errorf("config trust.publishers[%d]: %w", i, err)
 		}
-		name := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+		name := filepath.Base(file)
+		for _, ext := range []string{".pub", ".pem", ".key"} {
+			name = strings.TrimSuffix(name, ext)
+		}
 		out.Publishers = append(out.Publishers, plugin.Publisher{Name: name, Key: key})
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package plugin
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -216,4 +217,28 @@ func flipSignature(t *testing.T, dir string) {
 		b[i] = 'A'
 	}
 	mustWrite(t, path, string(b))
+}
+
+// A published plugin carries plugin.sig in its archive and is checked like
+// a local one where the mirror unpacks it.
+func TestPublishedPluginKeepsItsSignature(t *testing.T) {
+	t.Parallel()
+	alice := mustSigner(t, identity.Ed25519)
+	dir := pluginSpec{name: "pub"}.write(t, t.TempDir())
+	mustSign(t, dir, alice)
+	_, archive, err := Pack(dir, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	if err := unpack(bytes.NewReader(archive), filepath.Join(root, "pub"), 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	r := newTrustRegistry(t, Trust{Require: true, Publishers: publishers(alice, "alice")})
+	if err := r.LoadDir(context.Background(), root); err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := r.Snapshot().Plugin("pub"); !ok || !p.Signing.Trusted() {
+		t.Fatalf("published signed plugin not loaded as signed: %v", ok)
+	}
 }

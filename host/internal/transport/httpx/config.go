@@ -60,6 +60,10 @@ type Config struct {
 	// it sends as a header to /admin/… and /events. Optional. Default:
 	// none.
 	UI fs.FS
+	// JWKS is the host's public signing keys (a JWKS document), served at
+	// /.well-known/jwks.json (public, like the cards). Optional. Default:
+	// none (the route answers 404).
+	JWKS []byte
 	// Logger receives request errors. Optional. Default: slog.Default().
 	Logger *slog.Logger
 	// Ready reports whether the host can serve state (its NATS connection

@@ -69,6 +69,7 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 	s.app.Get("/health", s.health)
 	s.app.Get("/.well-known/agent-card.json", s.card)
 	s.app.Get("/agents/:name/.well-known/agent-card.json", s.agentCard)
+	s.app.Get(JWKSPath, s.jwks)
 	s.app.Post("/rpc", s.guard, s.rpc)
 	s.app.Post("/events", s.guard, s.events)
 	if cfg.Events != nil {
@@ -159,6 +160,18 @@ func (s *Server) agentCard(c *fiber.Ctx) error {
 		return c.Status(fe.Kind.HTTPStatus()).JSON(fiber.Map{"error": fe.Message(), "reason": fe.Reason})
 	}
 	return sendCard(c, body, etag)
+}
+
+// JWKSPath serves the host's public signing keys (identity.JWKSPath).
+const JWKSPath = "/.well-known/jwks.json"
+
+func (s *Server) jwks(c *fiber.Ctx) error {
+	if s.cfg.JWKS == nil {
+		return fiber.ErrNotFound
+	}
+	c.Set(fiber.HeaderCacheControl, "public, max-age=300")
+	c.Set(fiber.HeaderContentType, "application/jwk-set+json")
+	return c.Send(s.cfg.JWKS)
 }
 
 func sendCard(c *fiber.Ctx, body []byte, etag string) error {
