@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/provenance"
 )
 
 // publicURL is the base URL published in Agent Cards.
@@ -35,7 +36,7 @@ func (h *Host) setupA2A(ctx context.Context) error {
 		BearerAuth: keys,
 	}, h.registry.Snapshot, a2a.CardServiceOptions{Logger: h.log, Signer: h.signer})
 	h.registry.OnChange(h.cards.Update)
-	tasks, err := a2a.OpenTaskStore(ctx, h.store, a2a.TaskStoreConfig{MaxListBytes: int64(h.cfg.A2A.MaxListBytes), Logger: h.log})
+	tasks, err := a2a.OpenTaskStore(ctx, h.store, a2a.TaskStoreConfig{MaxListBytes: int64(h.cfg.A2A.MaxListBytes), Logger: h.log, Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName)})
 	if err != nil {
 		return fmt.Errorf("a2a task store: %w", err)
 	}

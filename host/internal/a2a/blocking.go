@@ -9,6 +9,7 @@ import (
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
@@ -55,6 +56,7 @@ func (s *Service) executeBlocking(ctx context.Context, r *run, rec *Record, inpu
 	out, err := s.run(ctx, rec, input, reqID)
 	now := time.Now().UTC()
 	var pre a2av1.Event
+	known := len(task.Artifacts)
 	if err != nil {
 		task.Status = a2av1.TaskStatus{State: StateForError(err).Wire(), Message: errorMessage(task, err), Timestamp: &now}
 	} else {
@@ -62,6 +64,10 @@ func (s *Service) executeBlocking(ctx context.Context, r *run, rec *Record, inpu
 		task.Artifacts = append(task.Artifacts, art)
 		task.Status = a2av1.TaskStatus{State: a2av1.TaskStateCompleted, Timestamp: &now}
 		pre = &a2av1.TaskArtifactUpdateEvent{TaskID: task.ID, ContextID: task.ContextID, Artifact: art, LastChunk: true}
+	}
+	if r.err = s.cfg.Tasks.signMove(rec, StateWorking, known); r.err != nil {
+		s.log.Error("a2a: task provenance not signed", "task_id", task.ID, "err", r.err)
+		return
 	}
 	r.final, _, r.err = s.storeFinal(sctx, rec, pre)
 }
@@ -96,7 +102,12 @@ func (s *Service) storeFinal(ctx context.Context, rec *Record, pre a2av1.Event) 
 // task ended first (then -32002), and the running host is told to stop.
 func (s *Service) cancelLive(ctx context.Context, rec *Record, cause *fault.Error) (*a2av1.Task, error) {
 	now := time.Now().UTC()
+	from := rec.State()
 	rec.Task.Status = a2av1.TaskStatus{State: StateCanceled.Wire(), Message: errorMessage(rec.Task, cause), Timestamp: &now}
+	rec.note = note{actor: auth.From(ctx).Owner()}
+	if err := s.cfg.Tasks.signMove(rec, from, len(rec.Task.Artifacts)); err != nil {
+		return nil, err
+	}
 	stored, won, err := s.storeFinal(ctx, rec, nil)
 	if err != nil {
 		return nil, err

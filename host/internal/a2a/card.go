@@ -33,6 +33,10 @@ const (
 	AgentCardPathPrefix = "/agents/"
 )
 
+// DefaultAgentName is the host card's name when none is configured; task
+// provenance is signed in this name.
+const DefaultAgentName = "skillhost"
+
 // Protocol versions served.
 const (
 	Version10 = "1.0"
@@ -73,7 +77,7 @@ func (c CardConfig) withDefaults() CardConfig {
 		c.BaseURL = "http://127.0.0.1:8080"
 	}
 	if c.Name == "" {
-		c.Name = "skillhost"
+		c.Name = DefaultAgentName
 	}
 	if c.Description == "" {
 		c.Description = "Sandboxed WebAssembly skills served over A2A"

@@ -60,7 +60,7 @@ func CanonicalCard(card []byte) ([]byte, error) {
 // schemaDef is one message of the schema: its fields by JSON (camelCase)
 // name.
 type schemaDef struct {
-	Title      string                     `json:"title"`
+	Title      string                    `json:"title"`
 	Properties map[string]schemaProperty `json:"properties"`
 }
 

@@ -34,7 +34,8 @@ func withSigningExtensions(card *a2av1.AgentCard, signer *identity.Signer, plugi
 			params["jwks"] = signer.JKU()
 		}
 		card.Capabilities.Extensions = append(card.Capabilities.Extensions, a2av1.AgentExtension{URI: ExtIdentity,
-			Description: "the host's signing keys: this card's signatures, task and plan provenance", Params: params})
+			Description: "the host's signing keys: this card's signatures, task and plan provenance", Params: params},
+			provenanceExtension(signer))
 	}
 	signed := map[string]any{}
 	someSigned := false

@@ -15,7 +15,9 @@ import (
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/assemble"
 	"github.com/skillhost/skillhost/host/internal/auth"
+	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+	"github.com/skillhost/skillhost/host/internal/provenance"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
 
@@ -43,6 +45,13 @@ func startHost(t *testing.T, pluginDir string) *testHost {
 // sharing it compile each plugin once).
 func startHostOn(t *testing.T, pluginDir string, cfg store.Config, cacheDir string) *testHost {
 	t.Helper()
+	return startSigningHostOn(t, pluginDir, cfg, cacheDir, nil)
+}
+
+// startSigningHostOn is startHostOn with signer signing the cards and task
+// provenance (nil: nothing is signed).
+func startSigningHostOn(t *testing.T, pluginDir string, cfg store.Config, cacheDir string, signer *identity.Signer) *testHost {
+	t.Helper()
 	ctx := context.Background()
 	hc := config.Defaults()
 	hc.NATS, hc.Data = cfg.URL, cmp.Or(cfg.DataDir, t.TempDir())
@@ -54,13 +63,13 @@ func startHostOn(t *testing.T, pluginDir string, cfg store.Config, cacheDir stri
 	if err := reg.LoadDir(ctx, pluginDir); err != nil {
 		t.Fatal(err)
 	}
-	tasks, err := a2a.OpenTaskStore(ctx, st, a2a.TaskStoreConfig{})
+	tasks, err := a2a.OpenTaskStore(ctx, st, a2a.TaskStoreConfig{Provenance: provenance.NewSigner(signer, a2a.DefaultAgentName)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
-	cards := a2a.NewCardService(a2a.CardConfig{BaseURL: base, Version: "9.9.9"}, reg.Snapshot, a2a.CardServiceOptions{Logger: quietLogger()})
+	cards := a2a.NewCardService(a2a.CardConfig{BaseURL: base, Version: "9.9.9"}, reg.Snapshot, a2a.CardServiceOptions{Logger: quietLogger(), Signer: signer})
 	reg.OnChange(cards.Update)
 	svc, err := a2a.NewService(a2a.ServiceConfig{Executor: reg, Snapshot: reg.Snapshot, Tasks: tasks, Cards: cards, Logger: quietLogger()})
 	if err != nil {

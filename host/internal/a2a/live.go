@@ -126,7 +126,9 @@ func (s *TaskStore) CreateFinal(ctx context.Context, rec *Record) (stored *Recor
 		rec.Task.Artifacts = nil
 		rec.Task.Status.State = StateFailed.Wire()
 		rec.Task.Status.Message = errorMessage(rec.Task, err)
-		b, err = s.encode(rec)
+		if err = s.resignFailed(rec); err == nil {
+			b, err = s.encode(rec)
+		}
 	}
 	if err != nil {
 		return nil, false, err

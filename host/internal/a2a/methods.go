@@ -107,6 +107,7 @@ func Register(eng *jsonrpc.Engine, svc *Service) {
 	v1("GetExtendedAgentCard", func(ctx context.Context, _ json.RawMessage) (any, error) {
 		return svc.cfg.Cards.ExtendedCard(ctx)
 	})
+	eng.Register(VerifyMethod, svc.verify)
 
 	v0("message/send", func(ctx context.Context, p json.RawMessage) (any, error) {
 		req, err := decodeV03Send(p)

@@ -103,7 +103,11 @@ func (s *Service) CancelTask(ctx context.Context, req *a2av1.CancelTaskRequest) 
 	if live {
 		return s.cancelLive(ctx, rec, cause)
 	}
-	ok := s.transition(ctx, req.ID, StateCanceled, func(r *Record) { r.Task.Status.Message = errorMessage(r.Task, cause) }, nil)
+	actor := auth.From(ctx).Owner()
+	ok := s.transition(ctx, req.ID, StateCanceled, func(r *Record) {
+		r.Task.Status.Message = errorMessage(r.Task, cause)
+		r.note = note{actor: actor}
+	}, nil)
 	if !ok {
 		cur, err := s.cfg.Tasks.Get(ctx, req.ID)
 		if err != nil {

@@ -184,8 +184,14 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 		Status:   a2av1.TaskStatus{State: a2av1.TaskStateSubmitted, Timestamp: &now},
 		Metadata: map[string]any{MetaSkillID: skill.ID, "plugin": p.Manifest.Name}}
 	rec := &Record{Task: task, SkillID: skill.ID, Plugin: p.Manifest.Name, Tenant: req.Tenant, Owner: who.Owner(), Updated: now}
+	if err := s.cfg.Tasks.signCreated(rec, who.Owner()); err != nil {
+		return nil, nil, nil, err
+	}
 	if blocking {
 		task.Status.State = a2av1.TaskStateWorking
+		if err := s.cfg.Tasks.signMove(rec, StateSubmitted, 0); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 
 	release, err := s.cfg.Guard.Occupy(who)

@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/provenance"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
 
@@ -48,6 +49,10 @@ type TaskStoreConfig struct {
 	MaxBytes     int64         // whole bucket; default 1 GiB
 	MaxListBytes int64         // task bytes one List decodes; default 4 MiB (at least one task is returned)
 	Logger       *slog.Logger  // task event and index problems; default slog.Default()
+	// Provenance signs every transition and artifact into the task's
+	// provenance chain (metadata ExtProvenance), in the write that stores
+	// the change. Optional. Default: nil, no provenance.
+	Provenance *provenance.Signer
 }
 
 // Record is what the store keeps per task: the A2A task plus bookkeeping.
@@ -60,6 +65,8 @@ type Record struct {
 	// only it gets, lists, cancels or subscribes to the task.
 	Owner   string    `json:"owner,omitempty"`
 	Updated time.Time `json:"updated"`
+
+	note note // who caused the next transition and why (provenance.go); not stored
 }
 
 // State is the record's task state.
@@ -77,7 +84,8 @@ type TaskStore struct {
 	max       int32
 	listBytes int64
 	log       *slog.Logger
-	events    *events // task events and cancels across hosts
+	events    *events            // task events and cancels across hosts
+	prov      *provenance.Signer // nil: no provenance
 
 	decodedRecords atomic.Int64 // records decoded by List, for tests and metrics
 	decodedBytes   atomic.Int64
@@ -127,7 +135,7 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 		return nil, fmt.Errorf("a2a: open live tasks: %w", err)
 	}
 	return &TaskStore{kv: kv, idx: idx, live: live, nc: st.JetStream().Conn(), max: maxRec, listBytes: cfg.MaxListBytes,
-		log: cfg.Logger, events: ev}, nil
+		log: cfg.Logger, events: ev, prov: cfg.Provenance}, nil
 }
 
 // Decoded reports how many records List has decoded and their bytes.
@@ -218,6 +226,7 @@ func (s *TaskStore) Update(ctx context.Context, id a2av1.TaskID, next TaskState,
 		if err := rec.State().CanTransition(next); err != nil {
 			return rec, err
 		}
+		from, known := rec.State(), len(rec.Task.Artifacts)
 		if err := fn(rec); err != nil {
 			return rec, err
 		}
@@ -226,6 +235,9 @@ func (s *TaskStore) Update(ctx context.Context, id a2av1.TaskID, next TaskState,
 		rec.Updated = now
 		rec.Task.Status.State = next.Wire()
 		rec.Task.Status.Timestamp = &now
+		if err := s.signMove(rec, from, known); err != nil {
+			return rec, err
+		}
 		b, err := s.encode(rec)
 		if err != nil {
 			return rec, err

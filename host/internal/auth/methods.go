@@ -40,6 +40,8 @@ var methodClass = map[string]Class{
 	"_cleveragents/plan/status":    ClassOwn,
 	"_cleveragents/plan/cancel":    ClassOwn,
 	"_cleveragents/plan/list":      ClassOwn,
+	"_cleveragents/plan/verify":    ClassOwn,
+	"_cleveragents/task/verify":    ClassOwn,
 	"_cleveragents/skill/execute":  ClassRun,
 	"_cleveragents/agent/call":     ClassRun,
 	"_cleveragents/agent/notify":   ClassRun,
