@@ -32,7 +32,8 @@ func newRootCmd() *cobra.Command {
 		Version:       version,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newServeCmd(), newCallCmd(), newVersionCmd(), newPluginCmd(), newCardCmd(), newPluginsCmd(), newStatusCmd(), newKeygenCmd())
+	root.AddCommand(newServeCmd(), newCallCmd(), newVersionCmd(), newPluginCmd(), newCardCmd(), newPluginsCmd(), newStatusCmd(), newKeygenCmd(),
+		newVerifyTaskCmd())
 	for _, c := range root.Commands() {
 		wrapArgs(c)
 	}
