@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/plan"
+	"github.com/skillhost/skillhost/host/internal/provenance"
 )
 
 // setupPlans opens the plan store and work queue, registers the plan
@@ -17,7 +19,8 @@ func (h *Host) setupPlans(ctx context.Context) error {
 		Secret: h.cfg.Plans.WebhookSecret, Net: h.parts.Net, Attempts: h.cfg.Plans.WebhookAttempts,
 	})
 	m, err := plan.Open(ctx, plan.Deps{Store: h.store, Skills: h.registry, Sessions: h.store, Events: h.events, Webhooks: hooks, Logger: h.log,
-		Snapshot: h.registry.Snapshot, Principals: h.authn.Keys().PrincipalOf},
+		Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName),
+		Snapshot:   h.registry.Snapshot, Principals: h.authn.Keys().PrincipalOf},
 		plan.Config{
 			Replicas:           h.cfg.Store.Replicas,
 			MaxSteps:           h.cfg.Plans.MaxSteps,

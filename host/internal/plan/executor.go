@@ -11,6 +11,7 @@ import (
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/provenance"
 )
 
 // Executor runs the action of one step. The default (NewLocalExecutor)
@@ -56,6 +57,11 @@ type StepOutcome struct {
 	// Ended is when the run ended; the runner sets it (the step's recorded
 	// finish).
 	Ended time.Time
+	// Peer is the signed result of the remote peer the step delegated to,
+	// when an executor calls one: the plan's provenance records it (a peer
+	// link), so the chain shows which peer produced the output and the head
+	// of the peer's own chain. Optional.
+	Peer *provenance.PeerResult
 }
 
 // Skills runs skills and describes the loaded plugins (*plugin.Registry).

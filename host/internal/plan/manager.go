@@ -19,6 +19,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/events"
 	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/provenance"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
 
@@ -55,6 +56,10 @@ type Deps struct {
 	// Webhooks delivers final statuses to execution_options.webhook.
 	// Optional. Default: none (a webhook is refused).
 	Webhooks *Webhooks
+	// Provenance signs every plan and step transition, step output and peer
+	// result into the plan's chain (Record.Provenance), in the write that
+	// stores it. Optional. Default: nil, no provenance.
+	Provenance *provenance.Signer
 	// Logger. Optional. Default: slog.Default().
 	Logger *slog.Logger
 }
@@ -144,7 +149,7 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 		return nil, fmt.Errorf("plan: open consumer %s: %w", ConsumerName, err)
 	}
 	return &Manager{
-		cfg: cfg, log: d.Logger, recs: &records{kv: kv, max: cfg.MaxRecordBytes}, js: js, cons: cons,
+		cfg: cfg, log: d.Logger, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance}, js: js, cons: cons,
 		exec: d.Executor, sessions: d.Sessions, events: d.Events, webhooks: d.Webhooks, snapshot: d.Snapshot, principals: d.Principals,
 		workers: make(chan struct{}, cfg.Workers), steps: map[string]map[int]context.CancelFunc{},
 	}, nil

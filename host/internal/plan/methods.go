@@ -27,6 +27,7 @@ func (m *Manager) Register(eng *jsonrpc.Engine, mw func(method string, h jsonrpc
 		MethodStatus:  m.rpcStatus,
 		MethodCancel:  m.rpcCancel,
 		MethodList:    m.rpcList,
+		VerifyMethod:  m.verify,
 	} {
 		if mw != nil {
 			h = mw(method, h)

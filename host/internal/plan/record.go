@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/provenance"
 )
 
 // Plan statuses.
@@ -64,6 +65,10 @@ type Record struct {
 	Webhook    *Webhook   `json:"webhook,omitempty"`
 	Checkpoint Checkpoint `json:"checkpoint"`
 	Error      *StepError `json:"error,omitempty"`
+	// Provenance is the plan's signed chain (package provenance): every
+	// plan and step transition, step output and peer result; kept as the
+	// JSON it was stored as, so a verifier reads exactly that.
+	Provenance json.RawMessage `json:"provenance,omitempty"`
 }
 
 // Checkpoint is the progress of the current execution, one state per step
@@ -85,6 +90,9 @@ type StepState struct {
 	StartedAt  *time.Time `json:"started_at,omitempty"`  // the latest attempt's start
 	FinishedAt *time.Time `json:"finished_at,omitempty"` // completed or failed
 	Error      *StepError `json:"error,omitempty"`       // the latest failure
+	// Peer is the signed result of the remote peer an agent step delegated
+	// to (StepOutcome.Peer), recorded in the plan's provenance.
+	Peer *provenance.PeerResult `json:"peer,omitempty"`
 }
 
 // Completed is the number of completed steps.
@@ -116,8 +124,9 @@ type StepError struct {
 
 // records is the plans bucket.
 type records struct {
-	kv  jetstream.KeyValue
-	max int
+	kv   jetstream.KeyValue
+	max  int
+	prov *provenance.Signer // nil: no provenance
 }
 
 // key is the bucket key of a plan: plans are namespaced by session, so two
@@ -150,6 +159,9 @@ func (r *records) tooLarge(n int) *fault.Error {
 }
 
 func (r *records) create(ctx context.Context, rec *Record) error {
+	if err := r.seal(shape{}, rec); err != nil {
+		return err
+	}
 	b, err := r.encode(rec)
 	if err != nil {
 		return err
@@ -194,10 +206,14 @@ func (r *records) update(ctx context.Context, sessionID, planID string, fn func(
 		if err != nil {
 			return nil, err
 		}
+		before := shapeOf(rec)
 		if err := fn(rec); err != nil {
 			if errors.Is(err, errUnchanged) {
 				return rec, nil
 			}
+			return rec, err
+		}
+		if err := r.seal(before, rec); err != nil {
 			return rec, err
 		}
 		rec.UpdatedAt = time.Now().UTC()

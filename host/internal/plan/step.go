@@ -220,7 +220,7 @@ func (m *Manager) complete(ctx context.Context, msg jetstream.Msg, j job, seq ui
 			ended = now
 		}
 		st := &r.Checkpoint.Steps[j.Step]
-		st.Status, st.Output, st.FinishedAt, st.Error = StepCompleted, outputValue(out.Output), &ended, nil
+		st.Status, st.Output, st.FinishedAt, st.Error, st.Peer = StepCompleted, outputValue(out.Output), &ended, nil, out.Peer
 		if r.allCompleted() {
 			r.Status, r.FinishedAt = StatusCompleted, &now
 		} else {
