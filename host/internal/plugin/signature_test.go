@@ -15,6 +15,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 func mustSigner(t *testing.T, algs ...identity.Alg) *identity.Signer {
@@ -165,7 +166,7 @@ func TestUnsignedReplacementKeepsSignedRevision(t *testing.T) {
 		t.Fatal(err)
 	}
 	pluginSpec{name: "keep", version: "2.0.0"}.write(t, root)
-	eventually(t, "unsigned revision refused", func() bool {
+	testutil.Eventually(t, 10*time.Second, "unsigned revision refused", func() bool {
 		ps := r.Problems()
 		return len(ps) == 1 && strings.HasPrefix(ps[0].Message, sigFile+": unsigned plugin refused")
 	})
@@ -175,7 +176,7 @@ func TestUnsignedReplacementKeepsSignedRevision(t *testing.T) {
 
 	// Signed again: loads.
 	mustSign(t, dir, alice)
-	eventually(t, "signed revision serving", func() bool { return served(r, "keep-echo") == "keep@2.0.0" })
+	testutil.Eventually(t, 10*time.Second, "signed revision serving", func() bool { return served(r, "keep-echo") == "keep@2.0.0" })
 	if ps := r.Problems(); len(ps) != 0 {
 		t.Errorf("problem not cleared: %+v", ps)
 	}
