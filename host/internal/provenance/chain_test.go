@@ -113,3 +113,26 @@ func TestDropFinal(t *testing.T) {
 		t.Error("a nil signer appended")
 	}
 }
+
+// PeerOf reads a peer's task: its id, final state and the head of its
+// chain, which is the head the peer's own verification reports.
+func TestPeerOf(t *testing.T) {
+	t.Parallel()
+	p := mustSigner(t)
+	_, raw := mustChain(t, p,
+		provenance.Link{Kind: provenance.KindTransition, Subject: "task:t1", To: "TASK_STATE_SUBMITTED"},
+		provenance.Link{Kind: provenance.KindTransition, Subject: "task:t1", From: "TASK_STATE_SUBMITTED", To: "TASK_STATE_COMPLETED"},
+	)
+	task := []byte(`{"id":"t1","status":{"state":"TASK_STATE_COMPLETED"},"metadata":{"` + provenance.ExtURI + `":` + string(raw) + `}}`)
+	peer, err := provenance.PeerOf("billing", "https://billing.example", "", task, map[string]any{"total": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := provenance.VerifyTask(task, p.Keys())
+	if !rep.Valid || peer.Head != rep.Head || peer.TaskID != "t1" || peer.State != "TASK_STATE_COMPLETED" || len(peer.HeadSigs) != 1 {
+		t.Errorf("peer %+v, report %+v (%v)", peer, rep, rep.Err())
+	}
+	if d, _ := provenance.Digest(map[string]any{"total": 3}); peer.ResultHash != d {
+		t.Errorf("result digest %s, want %s", peer.ResultHash, d)
+	}
+}

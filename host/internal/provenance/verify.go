@@ -272,3 +272,8 @@ func artifactLink(links []json.RawMessage, id string) int {
 	}
 	return -1
 }
+
+func hexSHA256(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
