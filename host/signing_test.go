@@ -73,6 +73,10 @@ func TestHostSigning(t *testing.T) {
 	if r, _ := th.get(t, a2a.AgentCardPath("plain")); r.StatusCode != 404 {
 		t.Errorf("the unsigned plugin is served (card status %d)", r.StatusCode)
 	}
+	_, doc := th.get(t, "/admin/plugins")
+	if !strings.Contains(string(doc), `"signer":"alice (`+alice.KeyID+`)"`) {
+		t.Errorf("/admin/plugins does not name the signer:\n%s", doc)
+	}
 }
 
 // Without identity.key_file no JWKS is served and the card is unsigned.

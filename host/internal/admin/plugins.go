@@ -47,8 +47,9 @@ type PluginView struct {
 	Revision uint64 `json:"revision,omitempty"`
 	// Digest is the module's "sha256:<hex>".
 	Digest string `json:"digest,omitempty"`
-	// Signer is the publisher whose signature the plugin carries; null
-	// until signed plugins exist.
+	// Signer is who signed the plugin (plugin.sig): the trusted
+	// publisher's name and key id, or a key id marked untrusted; null
+	// when the plugin is unsigned.
 	Signer         *string     `json:"signer"`
 	LoadedAt       *time.Time  `json:"loaded_at,omitempty"`
 	CompilingSince *time.Time  `json:"compiling_since,omitempty"`
@@ -139,7 +140,28 @@ func (a *Admin) loadedView(p *plugin.Plugin) PluginView {
 	for _, s := range m.Skills {
 		v.Skills = append(v.Skills, SkillView{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags})
 	}
+	v.Signer = signerOf(p.Signing)
 	return v
+}
+
+// signerOf names who signed a plugin: the first trusted signer, else the
+// first signer (untrusted); nil when unsigned.
+func signerOf(s *plugin.Signing) *string {
+	if s == nil || len(s.Signers) == 0 {
+		return nil
+	}
+	sg := s.Signers[0]
+	for _, x := range s.Signers {
+		if x.Trusted {
+			sg = x
+			break
+		}
+	}
+	name := sg.KeyID + " (untrusted)"
+	if sg.Trusted {
+		name = sg.Publisher + " (" + sg.KeyID + ")"
+	}
+	return &name
 }
 
 func limitsView(l sandbox.Limits) *LimitsView {
