@@ -88,11 +88,12 @@ func (s *Service) storeFinal(ctx context.Context, rec *Record, pre a2av1.Event) 
 		// reads these; one whose snapshot is the stored task needs none.
 		// Not waited for: the reply does not depend on them, and they follow
 		// any progress event on the same connection.
+		final := &a2av1.TaskStatusUpdateEvent{TaskID: rec.Task.ID, ContextID: rec.Task.ContextID, Status: stored.Task.Status}
+		withLinks(rec, pre, final)
 		if pre != nil {
 			s.events.publishAsync(rec.Task.ID, event{ev: pre})
 		}
-		st := stored.Task.Status
-		s.events.publishAsync(rec.Task.ID, event{ev: &a2av1.TaskStatusUpdateEvent{TaskID: rec.Task.ID, ContextID: rec.Task.ContextID, Status: st}, final: true})
+		s.events.publishAsync(rec.Task.ID, event{ev: final, final: true})
 	}
 	return stored, won, nil
 }

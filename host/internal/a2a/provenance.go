@@ -47,6 +47,7 @@ func (s *TaskStore) sign(rec *Record, links ...provenance.Link) error {
 	if c == nil {
 		c = &provenance.Chain{}
 	}
+	start := c.Len()
 	for _, l := range links {
 		if l.Subject == "" {
 			l.Subject = provenance.TaskSubject(string(rec.Task.ID))
@@ -55,6 +56,7 @@ func (s *TaskStore) sign(rec *Record, links ...provenance.Link) error {
 			return err
 		}
 	}
+	rec.signed = c.Links[start:]
 	if rec.Task.Metadata == nil {
 		rec.Task.Metadata = map[string]any{}
 	}
@@ -102,6 +104,38 @@ func (s *TaskStore) signMove(rec *Record, from TaskState, known int) error {
 	links = append(links, provenance.Link{Kind: provenance.KindTransition, From: string(from), To: string(rec.State()),
 		Actor: n.actor, Reason: n.reason})
 	return s.sign(rec, links...)
+}
+
+// withLinks puts in each event's metadata (under ExtProvenance, as a
+// {"links": […]} chain fragment) the links of rec's latest move that the
+// event reports: the transition for a status event, the artifact's link for
+// an artifact event. So every streamed or pushed transition and artifact
+// carries its signatures, verifiable against the host's JWKS and, by prev,
+// as the continuation of the task's chain. Nothing without provenance.
+func withLinks(rec *Record, evs ...a2av1.Event) {
+	for _, ev := range evs {
+		var meta *map[string]any
+		var picked []provenance.Link
+		for _, l := range rec.signed {
+			switch e := ev.(type) {
+			case *a2av1.TaskStatusUpdateEvent:
+				if l.Kind == provenance.KindTransition {
+					picked, meta = append(picked, l), &e.Metadata
+				}
+			case *a2av1.TaskArtifactUpdateEvent:
+				if l.Kind == provenance.KindArtifact && e.Artifact != nil && l.Artifact.ID == string(e.Artifact.ID) {
+					picked, meta = append(picked, l), &e.Metadata
+				}
+			}
+		}
+		if len(picked) == 0 {
+			continue
+		}
+		if *meta == nil {
+			*meta = map[string]any{}
+		}
+		(*meta)[ExtProvenance] = provenance.Chain{Links: picked}
+	}
 }
 
 // resignFailed replaces the end of rec's chain (its artifacts and final

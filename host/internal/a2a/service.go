@@ -284,11 +284,13 @@ func (s *Service) transition(ctx context.Context, id a2av1.TaskID, next TaskStat
 		}
 		return false
 	}
+	status := &a2av1.TaskStatusUpdateEvent{TaskID: id, ContextID: rec.Task.ContextID, Status: rec.Task.Status}
+	withLinks(rec, pre, status)
 	if pre != nil {
 		s.publish(ctx, id, event{ev: pre})
 	}
 	final := next.IsTerminal() || next.IsInterrupted()
-	s.publish(ctx, id, event{ev: &a2av1.TaskStatusUpdateEvent{TaskID: id, ContextID: rec.Task.ContextID, Status: rec.Task.Status}, final: final})
+	s.publish(ctx, id, event{ev: status, final: final})
 	return true
 }
 

@@ -66,7 +66,8 @@ type Record struct {
 	Owner   string    `json:"owner,omitempty"`
 	Updated time.Time `json:"updated"`
 
-	note note // who caused the next transition and why (provenance.go); not stored
+	note   note              // who caused the next transition and why (provenance.go); not stored
+	signed []provenance.Link // the links the latest move appended, for its events (withLinks); not stored
 }
 
 // State is the record's task state.

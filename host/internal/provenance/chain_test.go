@@ -96,6 +96,61 @@ func TestChainRefusesBrokenSequences(t *testing.T) {
 	}
 }
 
+// A fragment (the links a task event carries) verifies on its own: its
+// signatures and its inner prev links; any change names the link by seq.
+func TestVerifyLinks(t *testing.T) {
+	t.Parallel()
+	p := mustSigner(t)
+	c, _ := mustChain(t, p,
+		provenance.Link{Kind: provenance.KindTransition, Subject: "task:t", To: "SUBMITTED"},
+		provenance.Link{Kind: provenance.KindTransition, Subject: "task:t", From: "SUBMITTED", To: "WORKING"},
+		provenance.Link{Kind: provenance.KindArtifact, Subject: "task:t", Artifact: &provenance.ArtifactRef{ID: "a", SHA256: "sha256:00"}},
+		provenance.Link{Kind: provenance.KindTransition, Subject: "task:t", From: "WORKING", To: "COMPLETED"},
+	)
+	fragment := func(edit func(links []provenance.Link)) json.RawMessage {
+		links := append([]provenance.Link(nil), c.Links[2:]...)
+		edit(links)
+		b, err := json.Marshal(provenance.Chain{Links: links})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	tests := []struct {
+		name      string
+		raw       json.RawMessage
+		keys      *identity.KeySet
+		link      int
+		field     string
+		wantValid bool
+	}{
+		{"as signed", fragment(func([]provenance.Link) {}), p.Keys(), 0, "", true},
+		{"a changed state", fragment(func(l []provenance.Link) { l[1].To = "FAILED" }), p.Keys(), 3, "signatures", false},
+		{"a changed artifact digest", fragment(func(l []provenance.Link) { l[0].Artifact.SHA256 = "sha256:11" }), p.Keys(), 2, "signatures", false},
+		{"links out of order", fragment(func(l []provenance.Link) { l[0], l[1] = l[1], l[0] }), p.Keys(), 2, "prev", false},
+		{"another host's keys", fragment(func([]provenance.Link) {}), mustSigner(t).Keys(), 2, "signatures", false},
+		{"not a fragment", json.RawMessage(`{"links":[]}`), p.Keys(), -1, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rep := provenance.VerifyLinks(tt.raw, tt.keys)
+			if rep.Valid != tt.wantValid {
+				t.Fatalf("valid = %v, want %v (%v)", rep.Valid, tt.wantValid, rep.Err())
+			}
+			if tt.wantValid {
+				if rep.Head != c.Head() || rep.Links != 2 {
+					t.Errorf("report %+v, want head %s", rep, c.Head())
+				}
+				return
+			}
+			if rep.Failure.Link != tt.link || rep.Failure.Field != tt.field {
+				t.Errorf("failure %+v, want link %d field %q", rep.Failure, tt.link, tt.field)
+			}
+		})
+	}
+}
+
 func TestDropFinal(t *testing.T) {
 	t.Parallel()
 	p := mustSigner(t)

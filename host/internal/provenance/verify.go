@@ -185,6 +185,49 @@ func Verify(raw json.RawMessage, keys *identity.KeySet, want Expect) Report {
 	return r
 }
 
+// VerifyLinks checks a fragment of a chain ({"links":[…]}, as a task event
+// carries it): each link signed by a key of keys, each link after the first
+// naming the hash of the one before it. A failure names the link by its seq.
+// The fragment's place in the task's chain is checked by Verify on the
+// whole chain (GetTask): its first link's prev is the hash of the link
+// before it there.
+func VerifyLinks(raw json.RawMessage, keys *identity.KeySet) Report {
+	r := Report{}
+	var doc struct {
+		Links []json.RawMessage `json:"links"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Links) == 0 {
+		return fail(&r, -1, "", "", "not a provenance fragment with links: %v", err)
+	}
+	if len(doc.Links) > maxLinks {
+		return fail(&r, -1, "", "", "%d links, more than %d", len(doc.Links), maxLinks)
+	}
+	r.Links = len(doc.Links)
+	signers := map[string]bool{}
+	prev := ""
+	for i, lr := range doc.Links {
+		var l Link
+		if err := strictDecode(lr, &l); err != nil {
+			return fail(&r, -1, "", "", "malformed link %d of the fragment: %v", i, err)
+		}
+		if i > 0 && l.Prev != prev {
+			return fail(&r, l.Seq, l.Subject, "prev", "prev does not match the hash of the link before it")
+		}
+		kids, err := checkSignatures(lr, keys)
+		if err != nil {
+			return fail(&r, l.Seq, l.Subject, "signatures", "%v", err)
+		}
+		for _, k := range kids {
+			signers[k] = true
+		}
+		prev = "sha256:" + hexSHA256(mustCanonical(lr))
+	}
+	r.Head = prev
+	r.Signers = sortedKeys(signers)
+	r.Valid = true
+	return r
+}
+
 // checkSignatures verifies the link's signatures over its JCS form
 // without "signatures"; at least one must be by a key of keys, and every
 // one by a known key must verify.
