@@ -190,7 +190,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 			WriteTimeout: cfg.HTTP.WriteTimeout, IdleTimeout: cfg.HTTP.IdleTimeout, MaxConns: cfg.HTTP.MaxConns,
 			Auth: h.authn, TLS: tlsCfg, PublicURL: h.publicURL(), AllowedOrigins: origins, AllowedHosts: cfg.HTTP.AllowedHosts,
 			Pprof: cfg.HTTP.Pprof, Events: h.eventSource(), Logger: h.log, Ready: h.store.Ready,
-			Admin: h.adminDocs(), UI: dashboard.Assets, JWKS: h.jwks(),
+			Admin: h.adminDocs(), UI: dashboard.Assets, JWKS: h.jwks(), Access: h.httpAccess,
 		}, h.engine, h.cards, h.metrics.Handler())
 	}
 	return h, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/metrics"
 	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/transport/httpx"
 )
 
 // callRecord is attached to each JSON-RPC call's context by the access
@@ -192,5 +193,50 @@ func (h *Host) logAccess(ctx context.Context, method string, req *jsonrpc.Reques
 		slog.Int("code", code),
 		slog.String("reason", reason),
 		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+	)
+}
+
+// httpAccess counts every HTTP request by route and status and, with
+// log.access, writes an access line for those the JSON-RPC engine did not
+// handle (its calls have lines of their own): the other routes, and
+// requests refused before a method ran (credentials, Host, Origin, media
+// type, body size). Info; debug for a successful /health (probes); warn
+// for a 5xx.
+func (h *Host) httpAccess(ctx context.Context, a httpx.Access) {
+	h.metrics.HTTPRequest(a.Route, a.Status)
+	if !h.cfg.Log.Access || a.RPC {
+		return
+	}
+	level := slog.LevelInfo
+	switch {
+	case a.Status >= 500:
+		level = slog.LevelWarn
+	case a.Route == "/health" && a.Status < 400:
+		level = slog.LevelDebug
+	}
+	if !h.log.Enabled(ctx, level) {
+		return
+	}
+	status, code, reason := "ok", 0, ""
+	if a.Status >= 400 {
+		status = "error"
+	}
+	if a.Err != nil {
+		status, code, reason = "error", a.Err.Kind.Code(), a.Err.WireReason()
+	}
+	h.log.LogAttrs(ctx, level, "access",
+		slog.String("transport", "http"),
+		slog.String("http_method", a.HTTPMethod),
+		slog.String("path", a.Path),
+		slog.String("route", a.Route),
+		slog.String("session_id", a.SessionID),
+		slog.String("request_id", a.RequestID),
+		slog.String("key_id", a.KeyID),
+		slog.String("remote", a.Remote),
+		slog.String("status", status),
+		slog.Int("http_status", a.Status),
+		slog.Int("code", code),
+		slog.String("reason", reason),
+		slog.Float64("duration_ms", float64(a.Duration.Microseconds())/1000),
 	)
 }

@@ -162,7 +162,8 @@ type Log struct {
 	Level  string `koanf:"level"`  // debug, info, warn, error
 	Format string `koanf:"format"` // text or json
 	// Access writes one access line per JSON-RPC call (info; warn when the
-	// host or a plugin failed it).
+	// host or a plugin failed it) and one per HTTP request that carried no
+	// call (other routes, refusals before a method ran).
 	Access bool `koanf:"access"`
 }
 

@@ -1,9 +1,9 @@
 // Package metrics owns the host's Prometheus registry: JSON-RPC calls by
 // method and outcome, skill calls by plugin, skill and reason, their
-// latency, plugin reload events, state store latency, and gauges read at
-// scrape time (the sandbox pools, the memory budget, the compilation
-// cache). Every metric name is listed in Names; the README lists the same
-// (a test compares them).
+// latency, plugin reload events, state store latency, HTTP requests by
+// route and status, and gauges read at scrape time (the sandbox pools, the
+// memory budget, the compilation cache). The README lists every metric (a
+// host test compares the list with what /metrics exposes).
 //
 //	m := metrics.New()
 //	rpc := m.Method("_cleveragents/skill/execute") // pre-resolved: no label lookup per call
@@ -42,6 +42,7 @@ type Metrics struct {
 	rejected      *prometheus.CounterVec
 	reloads       *prometheus.CounterVec
 	store         *prometheus.HistogramVec
+	http          *prometheus.CounterVec
 	skills        skillSet
 }
 
@@ -87,9 +88,13 @@ func New() *Metrics {
 			Help:    "Latency of the session and context operations of the state store, by operation.",
 			Buckets: prometheus.ExponentialBuckets(0.00005, 4, 10),
 		}, []string{"op"}),
+		http: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillhost_http_requests_total",
+			Help: "HTTP requests by route (as registered, or unmatched) and status, those refused before routing too.",
+		}, []string{"route", "status"}),
 	}
 	m.skills.m = m
-	m.reg.MustRegister(m.calls, m.duration, m.rejected, m.skillCalls, m.skillErrors, m.skillDuration, m.reloads, m.store,
+	m.reg.MustRegister(m.calls, m.duration, m.rejected, m.skillCalls, m.skillErrors, m.skillDuration, m.reloads, m.store, m.http,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -142,6 +147,12 @@ func (m *Metrics) Middleware(method string, h jsonrpc.Handler) jsonrpc.Handler {
 // Rejected counts a request refused before a method ran. Its method is
 // not a label: it comes from the client.
 func (m *Metrics) Rejected(err error) { m.rejected.WithLabelValues(fault.From(err).WireReason()).Inc() }
+
+// HTTPRequest counts one answered HTTP request. route must be a
+// registered route (or "unmatched"), never the client's path.
+func (m *Metrics) HTTPRequest(route string, status int) {
+	m.http.WithLabelValues(route, strconv.Itoa(status)).Inc()
+}
 
 // PluginEvent counts a plugin load event.
 func (m *Metrics) PluginEvent(plugin, event string) { m.reloads.WithLabelValues(plugin, event).Inc() }

@@ -64,6 +64,10 @@ type Config struct {
 	// /.well-known/jwks.json (public, like the cards). Optional. Default:
 	// none (the route answers 404).
 	JWKS []byte
+	// Access hears of every request once it is answered (access logs,
+	// metrics), those the server refused before routing them too; it runs
+	// on the request's goroutine. Optional. Default: none.
+	Access func(ctx context.Context, a Access)
 	// Logger receives request errors. Optional. Default: slog.Default().
 	Logger *slog.Logger
 	// Ready reports whether the host can serve state (its NATS connection

@@ -4,7 +4,9 @@
 // Routes: POST /rpc (JSON-RPC; SSE for streaming results), POST /events
 // (notifications only), GET /events (the event stream as SSE, from an
 // EventSource), GET /health, GET /.well-known/agent-card.json and
-// per-agent cards (from a CardSource), GET /metrics (Prometheus).
+// per-agent cards (from a CardSource), GET /metrics (Prometheus). Every
+// answered request, including those refused before routing, is reported to
+// Config.Access (route as registered, status, the refusal sent).
 //
 //	srv := httpx.New(httpx.Config{Version: "1.2.0"}, engine, cards, metricsHandler)
 //	ln, _ := net.Listen("tcp", "127.0.0.1:8080")

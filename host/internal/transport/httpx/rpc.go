@@ -21,6 +21,7 @@ import (
 func (s *Server) rpc(c *fiber.Ctx) error {
 	ctx, done := s.requestContext(c)
 	body := bytes.Clone(c.Body()) // handlers may outlive Fiber's buffer
+	c.Locals(rpcLocal, true)
 	reply := s.engine.Handle(ctx, body)
 	if reply.Streaming() {
 		return s.stream(c, ctx, done, reply)
@@ -83,6 +84,7 @@ func (s *Server) events(c *fiber.Ctx) error {
 		return s.sendErrorID(c, fiber.StatusOK, id, err)
 	}
 	ctx, done := s.requestContext(c)
+	c.Locals(rpcLocal, true)
 	reply := s.engine.Handle(ctx, body)
 	done()
 	if reply.Body != nil { // malformed input: the engine answered with an error

@@ -62,6 +62,7 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 		DisableStartupMessage: true,
 		ErrorHandler:          s.errorHandler,
 	})
+	s.app.Use(s.access)
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		cfg.Logger.Error("http handler panic", "path", c.Path(), "panic", e)
 	}}))
@@ -239,9 +240,17 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		if status == fiber.StatusInternalServerError {
 			s.cfg.Logger.Error("http request failed", "path", c.Path(), "err", err)
 		}
-		return s.sendError(c, status, rpcErr)
+		err = s.sendError(c, status, rpcErr)
+	} else {
+		err = c.Status(status).JSON(fiber.Map{"error": err.Error()})
 	}
-	return c.Status(status).JSON(fiber.Map{"error": err.Error()})
+	if _, ok := c.Locals(accessStartLocal).(time.Time); !ok {
+		// The HTTP server refused the request before routing it (body
+		// over the limit, read timeout, oversized headers): the access
+		// middleware never saw it.
+		s.report(c, 0)
+	}
+	return err
 }
 
 func (s *Server) sendError(c *fiber.Ctx, status int, err error) error {
@@ -251,6 +260,7 @@ func (s *Server) sendError(c *fiber.Ctx, status int, err error) error {
 // sendErrorID answers with a JSON-RPC error for request id (nil = null).
 func (s *Server) sendErrorID(c *fiber.Ctx, status int, id json.RawMessage, err error) error {
 	ctx := jsonrpc.WithTransport(c.UserContext(), s.transportInfo(c))
+	c.Locals(refusalLocal, fault.From(err))
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Status(status).Send(jsonrpc.EncodeError(ctx, id, jsonrpc.Envelope{}, err))
 }
