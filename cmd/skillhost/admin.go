@@ -90,14 +90,15 @@ The URL defaults to $SKILLHOST_URL, else ` + defaultURL + `.`,
 type pluginsDoc struct {
 	Revision uint64 `json:"revision"`
 	Plugins  []struct {
-		Name     string `json:"name"`
-		Version  string `json:"version"`
-		State    string `json:"state"`
-		Error    string `json:"error"`
-		Source   string `json:"source"`
-		Dir      string `json:"dir"`
-		Revision uint64 `json:"revision"`
-		Digest   string `json:"digest"`
+		Name     string  `json:"name"`
+		Version  string  `json:"version"`
+		State    string  `json:"state"`
+		Error    string  `json:"error"`
+		Source   string  `json:"source"`
+		Dir      string  `json:"dir"`
+		Revision uint64  `json:"revision"`
+		Digest   string  `json:"digest"`
+		Signer   *string `json:"signer"`
 		Limits   *struct {
 			Timeout     string `json:"timeout"`
 			Memory      string `json:"memory"`
@@ -112,7 +113,7 @@ type pluginsDoc struct {
 
 func printPlugins(w io.Writer, doc pluginsDoc) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tVERSION\tSTATE\tSOURCE\tSKILLS\tTIMEOUT\tMEMORY\tOUTPUT\tCONCURRENCY\tREVISION\tDIGEST")
+	fmt.Fprintln(tw, "NAME\tVERSION\tSTATE\tSOURCE\tSKILLS\tTIMEOUT\tMEMORY\tOUTPUT\tCONCURRENCY\tREVISION\tDIGEST\tSIGNER")
 	var problems []string
 	for _, p := range doc.Plugins {
 		skills := make([]string, 0, len(p.Skills))
@@ -130,8 +131,12 @@ func printPlugins(w io.Writer, doc pluginsDoc) {
 		if d := strings.TrimPrefix(p.Digest, "sha256:"); len(d) >= 12 {
 			digest = "sha256:" + d[:12]
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, dash(p.Version), p.State, p.Source,
-			dash(strings.Join(skills, ",")), timeout, memory, output, conc, rev, digest)
+		signer := "-"
+		if p.Signer != nil {
+			signer = *p.Signer
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, dash(p.Version), p.State, p.Source,
+			dash(strings.Join(skills, ",")), timeout, memory, output, conc, rev, digest, signer)
 		if p.Error != "" {
 			what := "not loaded"
 			if p.State != "failed" {

@@ -38,7 +38,14 @@ func mustHostilePlugins(t *testing.T) string {
 // with --json).
 func TestPluginsAndStatusCommands(t *testing.T) {
 	t.Parallel()
-	h := startHost(t, t.TempDir(), mustHostilePlugins(t))
+	plugins := mustHostilePlugins(t)
+	key := filepath.Join(t.TempDir(), "publisher.pem")
+	for _, args := range [][]string{{"keygen", "--out", key}, {"plugin", "sign", filepath.Join(plugins, "hostile"), "--key", key}} {
+		if _, errOut, code := runCLI(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+	}
+	h := startHost(t, t.TempDir(), plugins)
 	runCLI(t, "call", "--url", h.url, "_cleveragents/session/create", `{"session_id":"ops"}`)
 	for _, skill := range []string{"echo", "trap", "trap"} {
 		runCLI(t, "call", "--url", h.url, "_cleveragents/skill/execute", `{"session_id":"ops","skill_id":"`+skill+`","skill_params":{}}`)
@@ -49,7 +56,7 @@ func TestPluginsAndStatusCommands(t *testing.T) {
 		want []string
 	}{
 		{"plugins", []string{"plugins", "--url", h.url}, []string{
-			"NAME", "hostile  1.2.0    loaded", "echo,trap", "5s", "8MiB", "sha256:",
+			"NAME", "SIGNER", "hostile  1.2.0    loaded", "echo,trap", "5s", "8MiB", "sha256:", " (untrusted)\n",
 			"broken (", "not loaded", "version: is required",
 		}},
 		{"status", []string{"status", "--url", h.url, "--window", "0"}, []string{
