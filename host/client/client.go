@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/skillhost/skillhost/host/fault"
 )
@@ -51,7 +50,7 @@ func Call(ctx context.Context, doer Doer, method string, params any, result any)
 		return fmt.Errorf("jsonrpc: %s: response is not JSON-RPC 2.0", method)
 	}
 	if resp.Error != nil {
-		return responseFault(resp.Error.Code, resp.Error.Message, resp.Error.Data)
+		return fault.Decode(resp.Error.Code, resp.Error.Message, resp.Error.Data)
 	}
 	if string(resp.ID) != string(id) {
 		return fmt.Errorf("jsonrpc: %s: response id %s does not match request id %s", method, resp.ID, id)
@@ -66,35 +65,4 @@ func Call(ctx context.Context, doer Doer, method string, params any, result any)
 		return fmt.Errorf("jsonrpc: %s: decode result: %w", method, err)
 	}
 	return nil
-}
-
-// responseFault turns a wire error back into a *fault.Error.
-func responseFault(code int, message string, data json.RawMessage) *fault.Error {
-	kind, known := fault.KindOfCode(code)
-	fe := &fault.Error{Kind: kind, Msg: message}
-	var obj map[string]any
-	var infos []struct {
-		Reason   string            `json:"reason"`
-		Metadata map[string]string `json:"metadata"`
-	}
-	switch {
-	case json.Unmarshal(data, &obj) == nil && obj != nil:
-		if r, ok := obj["reason"].(string); ok {
-			fe.Reason = r
-			delete(obj, "reason")
-		}
-		fe.Data = obj
-	case json.Unmarshal(data, &infos) == nil && len(infos) > 0:
-		fe.Reason = strings.ToLower(infos[0].Reason)
-		if len(infos[0].Metadata) > 0 {
-			fe.Data = map[string]any{}
-			for k, v := range infos[0].Metadata {
-				fe.Data[k] = v
-			}
-		}
-	}
-	if !known {
-		fe = fe.With("code", code)
-	}
-	return fe
 }

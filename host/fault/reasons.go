@@ -35,6 +35,10 @@ const (
 	ReasonModuleClosed  = "module_closed"  // plugin unloaded while the call waited
 	ReasonPluginLoading = "plugin_loading" // the skill's plugin is compiling (hot reload); retry shortly
 
+	// Remote agents (agents.remote).
+	ReasonCircuitOpen     = "circuit_open"     // the peer's circuit breaker is open (or its half-open probes are taken)
+	ReasonPeerUnavailable = "peer_unavailable" // the peer could not be reached or used: down, 5xx, bad card, credentials refused
+
 	// Sessions and context.
 	ReasonSessionNotFound = "session_not_found"
 	ReasonSessionClosed   = "session_closed"
@@ -133,6 +137,9 @@ var reasonKinds = map[string][]Kind{
 	ReasonModuleClosed:  {InvalidState},
 	ReasonPluginLoading: {InvalidState},
 
+	ReasonCircuitOpen:     {AgentNotFound},
+	ReasonPeerUnavailable: {AgentNotFound},
+
 	ReasonSessionNotFound:  {SessionNotFound},
 	ReasonSessionClosed:    {SessionNotFound, InvalidState},
 	ReasonSessionExists:    {InvalidState},
@@ -187,6 +194,18 @@ var reasonKinds = map[string][]Kind{
 	ReasonUnsupportedOperation:     {UnsupportedOperation},
 	ReasonInvalidAgentResponse:     {InvalidAgentResponse},
 	ReasonExtensionSupportRequired: {ExtensionSupportRequired},
+}
+
+// Declared reports whether reason is declared for kind k: a pair a client
+// may see. A reason received from elsewhere (a remote skillhost) is passed
+// on only when it is.
+func Declared(reason string, k Kind) bool {
+	for _, x := range reasonKinds[reason] {
+		if x == k {
+			return true
+		}
+	}
+	return false
 }
 
 // WireReason is the reason sent to clients: Reason, or the default reason of
