@@ -45,6 +45,8 @@ type Config struct {
 	Identity Identity `koanf:"identity"`
 	// Trust is the plugin signature policy.
 	Trust Trust `koanf:"trust"`
+	// Agents configures remote A2A peers and nested agent calls.
+	Agents Agents `koanf:"agents"`
 }
 
 // Tracing configures OpenTelemetry tracing: a span per JSON-RPC call and
@@ -274,5 +276,6 @@ func Defaults() Config {
 		Tracing:  Tracing{SampleRatio: 1},
 		Identity: Identity{KeyFile: []string{}},
 		Trust:    Trust{Publishers: []string{}},
+		Agents:   Agents{Remote: []RemoteAgent{}, MaxCallDepth: DefaultMaxCallDepth},
 	}
 }

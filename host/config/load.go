@@ -7,10 +7,12 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"reflect"
 	"sort"
 	"strings"
 
 	"github.com/knadh/koanf/parsers/yaml"
+	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/providers/env/v2"
 	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/providers/posflag"
@@ -99,6 +101,9 @@ func Load(src Sources) (Config, error) {
 			return Config{}, fmt.Errorf("config flags: %w", err)
 		}
 	}
+	if err := checkItemKeys(k, "agents.remote", RemoteAgent{}); err != nil {
+		return Config{}, err
+	}
 	var cfg Config
 	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf"}); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
@@ -130,6 +135,43 @@ func envKey(k, v string) (string, any) {
 		return key, items
 	}
 	return key, v
+}
+
+// checkItemKeys refuses unknown keys inside the items of the list at key,
+// whose items decode into the struct item (a list is a single value to
+// koanf, so checkKeys cannot see inside it).
+func checkItemKeys(k *koanf.Koanf, key string, item any) error {
+	items, ok := k.Get(key).([]any)
+	if !ok {
+		return nil
+	}
+	ik := koanf.New(".")
+	if err := ik.Load(structs.Provider(item, "koanf"), nil); err != nil {
+		return fmt.Errorf("config %s: %w", key, err)
+	}
+	known := map[string]bool{}
+	for _, name := range ik.Keys() {
+		known[name] = true
+	}
+	units := unitKeysOf(reflect.TypeOf(item))
+	for i, it := range items {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return fmt.Errorf("config %s[%d]: must be a mapping", key, i)
+		}
+		vk := koanf.New(".")
+		if err := vk.Load(confmap.Provider(m, "."), nil); err != nil {
+			return fmt.Errorf("config %s[%d]: %w", key, i, err)
+		}
+		where := fmt.Sprintf("%s[%d]", key, i)
+		if err := checkKeys(vk.Keys(), known, where, fileKey); err != nil {
+			return err
+		}
+		if err := checkUnitsIn(vk, units, where, fileKey); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Validate reports the first invalid value, naming its key.
@@ -214,6 +256,7 @@ func (c Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.validateSecurity()...)
+	errs = append(errs, c.validateAgents()...)
 	if n := len(c.Plans.WebhookSecret); n != 0 && (n < 16 || n > 256) {
 		bad("plans.webhook_secret", "must be 16..256 bytes (or empty: only plans that bring a webhook_secret may use webhooks)")
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -48,6 +49,10 @@ type Policy struct {
 	// permissions.allowed_paths may mount. Default: none, so a plugin
 	// requesting a mount is refused.
 	AllowedPathPrefixes []string `koanf:"allowed_path_prefixes"`
+	// AllowedAgentPatterns lists what permissions.agents may ask for:
+	// agent ids with "*" wildcards (billing, text-*), or "*" for any agent.
+	// Default: none, so a plugin asking to call agents is refused.
+	AllowedAgentPatterns []string `koanf:"allowed_agent_patterns"`
 	// AllowWritablePaths permits ":rw" mounts. Default: false.
 	AllowWritablePaths bool `koanf:"allow_writable_paths"`
 	// MaxModuleBytes caps the .wasm size, checked before it is read.
@@ -92,6 +97,13 @@ func (p Policy) WithDefaults() Policy {
 	return p
 }
 
+// agentPattern is the grammar of agent patterns: agent ids with "*".
+var agentPattern = regexp.MustCompile(`^[a-z0-9*][a-z0-9*-]{0,63}$`)
+
+// ValidAgentPattern reports whether p is an agent id with "*" wildcards
+// (permissions.agents, policy.allowed_agent_patterns).
+func ValidAgentPattern(p string) bool { return agentPattern.MatchString(p) }
+
 func setIfZero[T comparable](dst *T, v T) {
 	var zero T
 	if *dst == zero {
@@ -131,6 +143,11 @@ func (p Policy) Validate() error {
 	for i, h := range p.AllowedHostPatterns {
 		if !hostpattern.Valid(strings.ToLower(h), true) {
 			bad(fmt.Sprintf("allowed_host_patterns[%d]", i), "%q must be a host name or *.suffix, optionally with :port, or *", h)
+		}
+	}
+	for i, a := range p.AllowedAgentPatterns {
+		if !ValidAgentPattern(a) {
+			bad(fmt.Sprintf("allowed_agent_patterns[%d]", i), "%q must be an agent id with * wildcards (text-*), or *", a)
 		}
 	}
 	for i, pre := range p.AllowedPathPrefixes {

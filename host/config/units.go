@@ -24,7 +24,11 @@ var (
 )
 
 // unitKeys maps every key of Config that holds a duration or a size.
-var unitKeys = func() map[string]unit {
+var unitKeys = unitKeysOf(reflect.TypeFor[Config]())
+
+// unitKeysOf maps every key of the struct type t that holds a duration or a
+// size.
+func unitKeysOf(t reflect.Type) map[string]unit {
 	keys := map[string]unit{}
 	var walk func(prefix string, t reflect.Type)
 	walk = func(prefix string, t reflect.Type) {
@@ -45,18 +49,23 @@ var unitKeys = func() map[string]unit {
 			}
 		}
 	}
-	walk("", reflect.TypeFor[Config]())
+	walk("", t)
 	return keys
-}()
+}
 
 // checkUnits refuses, in one layer, every duration or size written without
 // a unit: YAML's `read_timeout: 10` would otherwise be 10 nanoseconds and a
 // bare `body_limit: 1` one byte. Zero needs no unit. name renders a key as
 // the layer spells it (an environment variable, a flag).
 func checkUnits(k *koanf.Koanf, where string, name func(string) string) error {
+	return checkUnitsIn(k, unitKeys, where, name)
+}
+
+// checkUnitsIn is checkUnits for the keys of units (those of a list item).
+func checkUnitsIn(k *koanf.Koanf, units map[string]unit, where string, name func(string) string) error {
 	var bad []string
 	for _, key := range k.Keys() {
-		u, ok := unitKeys[key]
+		u, ok := units[key]
 		if !ok {
 			continue
 		}

@@ -50,6 +50,9 @@ type Permissions struct {
 	AllowedHosts []string          // exact host names or "*.suffix" patterns
 	AllowedPaths []PathGrant       // sorted by GuestPath
 	Config       map[string]string // handed to the plugin as Extism config
+	// Agents are the agents the plugin may call through agent_call: agent
+	// ids (local plugin names or remote ids) with "*" wildcards.
+	Agents []string
 }
 
 // Events is the manifest's `events:` section.
@@ -128,6 +131,7 @@ type rawPermissions struct {
 	AllowedHosts []string          `yaml:"allowed_hosts"`
 	AllowedPaths map[string]string `yaml:"allowed_paths"`
 	Config       map[string]string `yaml:"config"`
+	Agents       []string          `yaml:"agents"`
 }
 
 type rawSkill struct {

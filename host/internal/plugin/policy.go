@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/hostpattern"
 )
 
@@ -53,6 +54,11 @@ func (p policy) check(m *Manifest) (config.Limits, error) {
 			v.add(fmt.Sprintf("permissions.allowed_hosts[%d]", i), "%q is not allowed by the operator's policy (policy.allowed_host_patterns)", h)
 		}
 	}
+	for i, a := range m.Permissions.Agents {
+		if !p.agentAllowed(a) {
+			v.add(fmt.Sprintf("permissions.agents[%d]", i), "%q is not allowed by the operator's policy (policy.allowed_agent_patterns)", a)
+		}
+	}
 	for _, g := range m.Permissions.AllowedPaths {
 		field := fmt.Sprintf("permissions.allowed_paths[%q]", g.GuestPath)
 		if g.Writable && !p.AllowWritablePaths {
@@ -68,6 +74,18 @@ func (p policy) check(m *Manifest) (config.Limits, error) {
 func (p policy) hostAllowed(h string) bool {
 	for _, pat := range p.AllowedHostPatterns {
 		if hostpattern.Covers(strings.ToLower(pat), h) {
+			return true
+		}
+	}
+	return false
+}
+
+// agentAllowed reports whether a policy pattern covers the manifest
+// pattern a: a policy pattern matching a's text, its "*" read as a literal
+// character, matches every id a matches (patterns have no "?").
+func (p policy) agentAllowed(a string) bool {
+	for _, pat := range p.AllowedAgentPatterns {
+		if auth.Match(pat, a) {
 			return true
 		}
 	}

@@ -174,6 +174,17 @@ func (v *validator) permissions(dir string, raw *rawPermissions) Permissions {
 			p.AllowedHosts = append(p.AllowedHosts, h)
 		}
 	}
+	if len(raw.Agents) > maxListLen {
+		v.add("permissions.agents", "must have at most %d entries", maxListLen)
+	} else {
+		for i, a := range raw.Agents {
+			if !config.ValidAgentPattern(a) {
+				v.add(fmt.Sprintf("permissions.agents[%d]", i), "%q must be an agent id with * wildcards (billing, text-*), or *", a)
+				continue
+			}
+			p.Agents = append(p.Agents, a)
+		}
+	}
 	if len(raw.AllowedPaths) > maxListLen {
 		v.add("permissions.allowed_paths", "must have at most %d entries", maxListLen)
 	} else {
