@@ -125,12 +125,15 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 		h.tracer = h.traces.Tracer("github.com/skillhost/skillhost/host")
 		h.log.Info("tracing: spans are exported over OTLP/HTTP", "endpoint", cfg.Tracing.OTLPEndpoint, "sample_ratio", cfg.Tracing.SampleRatio)
 	}
+	h.guard = auth.NewGuard(nil)
+	remoteMetrics := metrics.NewRemote(h.metrics.Registry())
 	if h.parts, err = assemble.New(ctx, assemble.Spec{
 		Config: cfg, Store: assemble.DataStore, CacheDir: filepath.Join(cfg.Data, "wazero-cache"), Logger: h.log,
-		Observer: h.observer, Tracer: h.tracer,
+		Observer: h.observer, Tracer: h.tracer, Guard: h.guard, RemoteObserver: remoteMetrics,
 	}); err != nil {
 		return nil, err
 	}
+	remoteMetrics.WatchBreakers(h.parts.Peers.Breakers)
 	h.store, h.runtime, h.registry = h.parts.Store, h.parts.Runtime, h.parts.Registry
 	h.registry.OnChange(h.observer.plugins)
 	h.admin = admin.New(admin.Deps{Registry: h.registry, Runtime: h.runtime, Metrics: h.metrics, Failures: h.failures,
@@ -147,7 +150,6 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	if err := h.setupPublished(ctx); err != nil { // after the local folder: a local plugin wins a name
 		return nil, err
 	}
-	h.guard = auth.NewGuard(nil)
 	h.authn = auth.NewAuthenticator(keys, tokenStore{h.store})
 	authz := authorize(h.log, h.guard)
 	h.engine = jsonrpc.NewEngine(
@@ -168,7 +170,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 		return nil, err
 	}
 	notifier := notify.New(notify.Deps{Bus: h.events, Agents: h.registry, Logger: h.log})
-	rpc.New(rpc.Deps{Sessions: timedSessions{h.store, newStoreTimers(h.metrics)}, Skills: h.registry, Guard: h.guard,
+	rpc.New(rpc.Deps{Sessions: timedSessions{h.store, newStoreTimers(h.metrics)}, Skills: h.registry, Agents: h.parts.Router, Guard: h.guard,
 		MaxSessionBytes: int64(cfg.Store.MaxSessionBytes), Notifier: notifier, Logger: h.log}).Register(h.engine, nil)
 	if err := h.setupIdentity(signingKeys); err != nil {
 		return nil, err

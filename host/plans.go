@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/agents"
 	"github.com/skillhost/skillhost/host/internal/plan"
 	"github.com/skillhost/skillhost/host/internal/provenance"
 )
@@ -18,7 +19,8 @@ func (h *Host) setupPlans(ctx context.Context) error {
 	hooks := plan.NewWebhooks(plan.WebhookConfig{
 		Secret: h.cfg.Plans.WebhookSecret, Net: h.parts.Net, Attempts: h.cfg.Plans.WebhookAttempts,
 	})
-	m, err := plan.Open(ctx, plan.Deps{Store: h.store, Skills: h.registry, Sessions: h.store, Events: h.events, Webhooks: hooks, Logger: h.log,
+	steps := agents.StepExecutor{Local: plan.NewLocalExecutor(h.registry), Router: h.parts.Router}
+	m, err := plan.Open(ctx, plan.Deps{Store: h.store, Skills: h.registry, Executor: steps, Sessions: h.store, Events: h.events, Webhooks: hooks, Logger: h.log,
 		Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName),
 		Snapshot:   h.registry.Snapshot, Principals: h.authn.Keys().PrincipalOf},
 		plan.Config{

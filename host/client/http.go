@@ -99,7 +99,7 @@ func Get(ctx context.Context, hc *http.Client, url string, opts ...HTTPOption) (
 			} `json:"error"`
 		}
 		if json.Unmarshal(out, &resp) == nil && resp.Error != nil {
-			fe := responseFault(resp.Error.Code, resp.Error.Message, resp.Error.Data)
+			fe := fault.Decode(resp.Error.Code, resp.Error.Message, resp.Error.Data)
 			if status == http.StatusForbidden && fe.Kind == fault.Unauthorized { // -32105 is both; the status tells
 				fe.Kind = fault.Forbidden
 			}

@@ -27,8 +27,11 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/internal/agents"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/remote"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
@@ -74,6 +77,18 @@ type Spec struct {
 	// Tracer records a span per skill call (tracing.*). Optional.
 	// Default: none.
 	Tracer trace.Tracer
+	// Guard takes a principal's rate token for each nested agent call.
+	// Optional. Default: none.
+	Guard *auth.Guard
+	// RemoteObserver counts remote-agent attempts, breaker changes and
+	// fallbacks. Optional. Default: none.
+	RemoteObserver RemoteObserver
+}
+
+// RemoteObserver receives remote-agent metrics (*metrics.Remote).
+type RemoteObserver interface {
+	remote.Observer
+	agents.Observer
 }
 
 // Parts are the assembled runtime, store and registry.
@@ -84,6 +99,11 @@ type Parts struct {
 	// Net is the net.* policy plugins fetch under; plan webhooks are sent
 	// under it too.
 	Net hostfn.NetPolicy
+	// Peers are the remote agents (agents.remote).
+	Peers *remote.Peers
+	// Router routes agent calls to plugins and peers: agent/call, the
+	// agent_call host function, plan steps.
+	Router *agents.Router
 
 	tmp string // TempStore's folder
 }
@@ -122,18 +142,36 @@ func New(ctx context.Context, spec Spec) (_ *Parts, err error) {
 	if p.Store != nil {
 		deps.Context = p.Store
 	}
+	var obs RemoteObserver = nopObserver{}
+	if spec.RemoteObserver != nil {
+		obs = spec.RemoteObserver
+	}
+	if p.Peers, err = remote.New(context.WithoutCancel(ctx), cfg.Agents.Remote, remote.Options{Logger: log, Observer: obs}); err != nil {
+		return nil, err
+	}
 	p.Registry = plugin.NewRegistry(p.Runtime, plugin.RegistryOptions{
 		Policy: cfg.Policy,
 		HostFunctions: func(m *plugin.Manifest) []extism.HostFunction {
-			return hostfn.New(deps, hostfn.Grant{Plugin: m.Name, AllowedHosts: m.Permissions.AllowedHosts})
+			d := deps
+			if p.Router != nil { // set below, before any plugin loads
+				d.Agents = p.Router
+			}
+			return hostfn.New(d, hostfn.Grant{Plugin: m.Name, AllowedHosts: m.Permissions.AllowedHosts, Agents: m.Permissions.Agents})
 		},
 		Logger:   cmp.Or(spec.LoadLogger, log),
 		Observer: spec.Observer,
 		Tracer:   spec.Tracer,
 		Trust:    trust,
 	})
+	p.Router = agents.New(p.Registry, p.Peers, agents.Config{MaxDepth: cfg.Agents.MaxCallDepth, Guard: spec.Guard, Logger: log, Observer: obs})
 	return p, nil
 }
+
+type nopObserver struct{}
+
+func (nopObserver) Attempt(string, string)      {}
+func (nopObserver) BreakerState(string, string) {}
+func (nopObserver) Fallback(string, string)     {}
 
 func (p *Parts) openStore(ctx context.Context, spec Spec, log *slog.Logger) (*store.Store, error) {
 	c := spec.Config.Store
@@ -162,12 +200,16 @@ func (p *Parts) openStore(ctx context.Context, spec Spec, log *slog.Logger) (*st
 	return store.Open(ctx, sc)
 }
 
-// Close unloads every plugin (waiting for calls in flight), then closes the
-// runtime and the store and removes a TempStore's folder.
+// Close unloads every plugin (waiting for calls in flight), closes the
+// sessions held on peers, then the runtime and the store, and removes a
+// TempStore's folder.
 func (p *Parts) Close(ctx context.Context) error {
 	var errs []error
 	if p.Registry != nil {
 		errs = append(errs, p.Registry.Close(ctx))
+	}
+	if p.Peers != nil {
+		errs = append(errs, p.Peers.Close(ctx))
 	}
 	if p.Runtime != nil {
 		errs = append(errs, p.Runtime.Close(ctx))

@@ -31,8 +31,9 @@ const (
 
 // guestError is the error half of a reply.
 type guestError struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Data    map[string]any `json:"data,omitempty"` // details (agent_call failures)
 }
 
 func (e *guestError) Error() string { return e.Code + ": " + e.Message }

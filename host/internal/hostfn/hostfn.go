@@ -34,6 +34,9 @@ type Deps struct {
 	Logger *slog.Logger
 	// Net is the operator's network policy for http_fetch.
 	Net NetPolicy
+	// Agents makes agent_call's calls. Optional: nil answers
+	// "unavailable".
+	Agents AgentCaller
 }
 
 // NetPolicy is the operator's policy for http_fetch (config keys net.*). It is
@@ -78,6 +81,7 @@ func (p NetPolicy) withDefaults() NetPolicy {
 type Grant struct {
 	Plugin       string   // plugin name, for attribution and rate limits
 	AllowedHosts []string // permissions.allowed_hosts: exact hosts or "*.suffix"
+	Agents       []string // permissions.agents: agent ids with "*" wildcards
 }
 
 // funcs holds the state shared by one plugin's host functions.
@@ -93,9 +97,10 @@ type funcs struct {
 }
 
 // New returns the host functions for one plugin: log, progress, context_get,
-// context_set and http_fetch, all in the "extism:host/user" namespace. Every
-// Go plugin built with the SDK imports all five, so give it all of them; a
-// grant with no allowed hosts simply refuses every fetch. Invalid host
+// context_set, http_fetch and agent_call, all in the "extism:host/user"
+// namespace. Every Go plugin built with the SDK imports all six, so give it
+// all of them; a grant with no allowed hosts simply refuses every fetch, one
+// with no agents every agent call. Invalid host
 // patterns in the grant are logged and ignored (manifests are validated with
 // ValidateHostPattern before they get here).
 func New(deps Deps, grant Grant) []extism.HostFunction {
@@ -106,6 +111,7 @@ func New(deps Deps, grant Grant) []extism.HostFunction {
 		f.define("context_get", MaxContextRequest, f.contextGet),
 		f.define("context_set", MaxContextRequest, f.contextSet),
 		f.define("http_fetch", MaxFetchRequest, f.fetch),
+		f.define("agent_call", MaxAgentCallRequest, f.agentCall),
 	}
 }
 
@@ -175,7 +181,7 @@ func (f *funcs) diagnose(ctx context.Context, call *Call, name string, gerr *gue
 	level := slog.LevelDebug
 	switch gerr.Code {
 	case CodeBadPointer, CodeRequestTooLarge, CodeBadRequest, CodeInternal,
-		CodeHostNotAllowed, CodeAddressRefused:
+		CodeHostNotAllowed, CodeAddressRefused, CodeAgentNotAllowed:
 		level = slog.LevelWarn
 	}
 	if level == slog.LevelWarn && !f.diag.Allow() {

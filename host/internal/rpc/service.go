@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/agents"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/notify"
@@ -47,10 +48,18 @@ type Notifier interface {
 	Notify(ctx context.Context, n notify.Notification) (*notify.Result, error)
 }
 
+// Agents routes agent/call to a plugin or a remote agent (*agents.Router).
+type Agents interface {
+	Call(ctx context.Context, c agents.Call) (*agents.Result, error)
+}
+
 // Deps are the collaborators of a Service.
 type Deps struct {
 	Sessions Sessions
 	Skills   Skills
+	// Agents routes agent/call. Optional. Default: a router over Skills
+	// with no remote agents.
+	Agents Agents
 	// Guard applies the per-key session-creation rate. Optional. Default:
 	// an in-memory one.
 	Guard *auth.Guard
@@ -69,6 +78,7 @@ type Deps struct {
 type Service struct {
 	sessions        Sessions
 	skills          Skills
+	agents          Agents
 	guard           *auth.Guard
 	maxSessionBytes int64
 	notifier        Notifier
@@ -84,7 +94,10 @@ func New(d Deps) *Service {
 	if d.Guard == nil {
 		d.Guard = auth.NewGuard(nil)
 	}
-	return &Service{sessions: d.Sessions, skills: d.Skills, guard: d.Guard, maxSessionBytes: d.MaxSessionBytes,
+	if d.Agents == nil {
+		d.Agents = agents.New(d.Skills, nil, agents.Config{Logger: d.Logger})
+	}
+	return &Service{sessions: d.Sessions, skills: d.Skills, agents: d.Agents, guard: d.Guard, maxSessionBytes: d.MaxSessionBytes,
 		notifier: d.Notifier, log: d.Logger, keyLocks: keyLocks{m: map[string]*sync.Mutex{}}}
 }
 

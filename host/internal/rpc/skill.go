@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/agents"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
@@ -45,7 +46,7 @@ func (s *Service) skillExecute(ctx context.Context, req *jsonrpc.Request) (any, 
 	if p.SkillID == "" {
 		return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "skill_id is required")
 	}
-	out, err := s.run(ctx, req, p.SessionID, "", p.SkillID, p.SkillParams, p.Timeout)
+	out, err := s.run(ctx, req, p.SessionID, p.SkillID, p.SkillParams, p.Timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -67,11 +68,23 @@ type agentCallParams struct {
 }
 
 type agentCallResult struct {
-	AgentID         string     `json:"agent_id"`
-	Method          string     `json:"method"`
-	Result          any        `json:"result"`
-	ExecutionTimeMS int64      `json:"execution_time_ms"`
-	Accounting      Accounting `json:"accounting"`
+	// AgentID is the agent that answered: the target, or one of its
+	// fallbacks (then FallbackFrom is the target).
+	AgentID         string      `json:"agent_id"`
+	Method          string      `json:"method"`
+	Result          any         `json:"result"`
+	ExecutionTimeMS int64       `json:"execution_time_ms"`
+	FallbackFrom    string      `json:"fallback_from,omitempty"`
+	Accounting      *Accounting `json:"accounting,omitempty"` // a plugin of this host answered
+	Remote          *RemoteInfo `json:"remote,omitempty"`     // a remote agent answered
+}
+
+// RemoteInfo describes how a remote agent was reached (beyond spec 001).
+type RemoteInfo struct {
+	Binding  string `json:"binding"`  // the card interface's protocol binding, e.g. JSONRPC
+	Version  string `json:"version"`  // its protocol version, e.g. 1.0
+	Protocol string `json:"protocol"` // "cleveragents" (agent/call on a skillhost peer) or "a2a" (SendMessage)
+	Attempts int    `json:"attempts"` // attempts made, the first included
 }
 
 func (s *Service) agentCall(ctx context.Context, req *jsonrpc.Request) (any, error) {
@@ -82,47 +95,74 @@ func (s *Service) agentCall(ctx context.Context, req *jsonrpc.Request) (any, err
 	if p.TargetAgentID == "" || p.Method == "" {
 		return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "target_agent_id and method are required")
 	}
-	out, err := s.run(ctx, req, p.SessionID, p.TargetAgentID, p.Method, p.Params, p.Timeout)
+	if err := s.requireSession(ctx, p.SessionID); err != nil {
+		return nil, err
+	}
+	timeout, err := callTimeout(p.Timeout)
 	if err != nil {
 		return nil, err
 	}
-	return agentCallResult{
-		AgentID:         p.TargetAgentID,
-		Method:          p.Method,
-		Result:          OutputValue(out.Output),
-		ExecutionTimeMS: out.Duration.Milliseconds(),
-		Accounting:      accounting(out),
-	}, nil
+	res, err := s.agents.Call(ctx, agents.Call{Target: p.TargetAgentID, Method: p.Method, Input: p.Params, Timeout: timeout,
+		SessionID: p.SessionID, RequestID: requestID(ctx, req)})
+	if err != nil {
+		return nil, err
+	}
+	out := agentCallResult{AgentID: res.AgentID, Method: res.Method, Result: OutputValue(res.Output),
+		ExecutionTimeMS: res.Duration.Milliseconds(), FallbackFrom: res.FallbackFrom}
+	if res.Local != nil {
+		a := accounting(res.Local)
+		out.Accounting = &a
+	}
+	if r := res.Remote; r != nil {
+		proto := "a2a"
+		if r.Interface.Extension {
+			proto = "cleveragents"
+		}
+		out.Remote = &RemoteInfo{Binding: r.Interface.Binding, Version: r.Interface.Version, Protocol: proto, Attempts: r.Attempts}
+	}
+	return out, nil
 }
 
-// run checks the session, then executes skill (of agent, when set) in the
-// sandbox with the caller's timeout in milliseconds (the skill's limit caps it).
-func (s *Service) run(ctx context.Context, req *jsonrpc.Request, sessionID, agent, skill string, input json.RawMessage, timeoutMS *float64) (*plugin.Outcome, error) {
+// run checks the session, then executes skill in the sandbox with the
+// caller's timeout in milliseconds (the skill's limit caps it).
+func (s *Service) run(ctx context.Context, req *jsonrpc.Request, sessionID, skill string, input json.RawMessage, timeoutMS *float64) (*plugin.Outcome, error) {
 	if err := s.requireSession(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	var timeout time.Duration
-	if timeoutMS != nil {
-		// The skill's limit caps the timeout anyway; the bound only keeps the
-		// conversion to a Duration from overflowing.
-		if *timeoutMS <= 0 || *timeoutMS > maxTimeoutMS {
-			return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "timeout must be a positive number of milliseconds")
-		}
-		timeout = time.Duration(*timeoutMS * float64(time.Millisecond))
+	timeout, err := callTimeout(timeoutMS)
+	if err != nil {
+		return nil, err
 	}
-	requestID := req.Meta.RequestID
-	if requestID == "" {
-		requestID = jsonrpc.TransportFrom(ctx).RequestID
-	}
-	ctx = hostfn.WithCall(ctx, &hostfn.Call{SessionID: sessionID, Skill: skill, RequestID: requestID})
+	rid := requestID(ctx, req)
+	ctx = hostfn.WithCall(ctx, &hostfn.Call{SessionID: sessionID, Skill: skill, RequestID: rid})
 	return s.skills.Execute(ctx, plugin.Call{
 		SkillID:   skill,
-		Agent:     agent,
 		Input:     input,
 		Timeout:   timeout,
 		SessionID: sessionID,
-		RequestID: requestID,
+		RequestID: rid,
 	})
+}
+
+// callTimeout converts a call's timeout in milliseconds (nil: none).
+func callTimeout(timeoutMS *float64) (time.Duration, error) {
+	if timeoutMS == nil {
+		return 0, nil
+	}
+	// The skill's limit caps the timeout anyway; the bound only keeps the
+	// conversion to a Duration from overflowing.
+	if *timeoutMS <= 0 || *timeoutMS > maxTimeoutMS {
+		return 0, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "timeout must be a positive number of milliseconds")
+	}
+	return time.Duration(*timeoutMS * float64(time.Millisecond)), nil
+}
+
+// requestID is the envelope's request_id, else the transport's.
+func requestID(ctx context.Context, req *jsonrpc.Request) string {
+	if req.Meta.RequestID != "" {
+		return req.Meta.RequestID
+	}
+	return jsonrpc.TransportFrom(ctx).RequestID
 }
 
 type agentNotifyParams struct {

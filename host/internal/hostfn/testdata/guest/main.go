@@ -145,3 +145,30 @@ func raw() int32 {
 func rawLog(offset uint64) uint64
 
 func main() {}
+
+type agentIn struct {
+	Agent     string          `json:"agent"`
+	Method    string          `json:"method"`
+	Params    json.RawMessage `json:"params"`
+	TimeoutMs int64           `json:"timeout_ms"`
+}
+
+type agentOut struct {
+	AgentID string          `json:"agent_id"`
+	Result  json.RawMessage `json:"result"`
+}
+
+//go:wasmexport call_agent
+func callAgent() int32 {
+	return sdk.Handle(func(ctx *sdk.Context, in agentIn) (agentOut, error) {
+		call := sdk.AgentCall{Agent: in.Agent, Method: in.Method, Timeout: time.Duration(in.TimeoutMs) * time.Millisecond}
+		if in.Params != nil {
+			call.Params = in.Params
+		}
+		res, err := ctx.CallAgent(call)
+		if err != nil {
+			return agentOut{}, err // passed on as is: its code and data
+		}
+		return agentOut{AgentID: res.AgentID, Result: res.Result}, nil
+	})
+}
