@@ -24,6 +24,16 @@ const (
 	CodeResponseTooLarge = "response_too_large" // response body or headers over the cap
 	CodeTimeout          = "timeout"            // the fetch or the store call ran out of time
 	CodeFetchFailed      = "fetch_failed"       // connection, TLS or protocol failure; too many redirects
+	CodeAgentNotAllowed  = "agent_not_allowed"  // the agent is not in the manifest's permissions.agents
+
+	// Codes of a failed CallAgent besides the ones above (the failure's
+	// reason; see the README's error table for every one).
+	CodeCallDepth       = "call_depth"       // the chain of agent calls is at agents.max_call_depth
+	CodeCircuitOpen     = "circuit_open"     // the remote agent's circuit breaker is open
+	CodePeerUnavailable = "peer_unavailable" // the remote agent could not be reached or used
+	CodeUnknownAgent    = "unknown_agent"    // no such plugin or remote agent
+	CodeScopeDenied     = "scope_denied"     // the original caller's key may not call that agent
+
 	// CodeInternal is a host bug (details in the host log); the SDK also
 	// uses it for a plain (non-*Error) error returned by a skill.
 	CodeInternal = "internal"

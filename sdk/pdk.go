@@ -33,6 +33,8 @@ func (pdkBackend) Call(fn string, req []byte) []byte {
 		off = hostContextSet(mem.Offset())
 	case wire.FnHTTPFetch:
 		off = hostHTTPFetch(mem.Offset())
+	case wire.FnAgentCall:
+		off = hostAgentCall(mem.Offset())
 	default:
 		return nil
 	}
@@ -58,3 +60,6 @@ func hostContextSet(offset uint64) uint64
 
 //go:wasmimport extism:host/user http_fetch
 func hostHTTPFetch(offset uint64) uint64
+
+//go:wasmimport extism:host/user agent_call
+func hostAgentCall(offset uint64) uint64

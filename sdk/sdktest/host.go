@@ -36,6 +36,17 @@ type Host struct {
 	// (e.g. sdk.CodeTimeout); any other error fails with
 	// sdk.CodeFetchFailed. Nil fails every fetch with sdk.CodeFetchFailed.
 	Fetch func(req sdk.Request) (*sdk.Response, error)
+	// AllowedAgents is the manifest's permissions.agents (agent ids with
+	// "*" wildcards): calling any other agent fails with
+	// sdk.CodeAgentNotAllowed before Agents is asked. Nil allows every
+	// agent.
+	AllowedAgents []string
+	// Agents answers agent_call (Context.CallAgent); the call's Params
+	// arrive as a json.RawMessage. Return an *sdk.Error to fail with its
+	// code and data (e.g. sdk.CodeCallDepth); any other error fails with
+	// sdk.CodeInternal. A result without AgentID gets the called agent's.
+	// Nil fails every call with sdk.CodeUnknownAgent.
+	Agents func(call sdk.AgentCall) (*sdk.AgentResult, error)
 	// Now is the clock of context TTLs. Default: time.Now.
 	Now func() time.Time
 
@@ -44,6 +55,7 @@ type Host struct {
 	progress []Progress
 	values   map[string]entry
 	fetches  []sdk.Request
+	calls    []sdk.AgentCall
 }
 
 // Log is one line the handler logged.
@@ -177,6 +189,8 @@ func (t transport) Call(fn string, req []byte) []byte {
 		result, err = t.h.contextSet(req)
 	case wire.FnHTTPFetch:
 		result, err = t.h.fetch(req)
+	case wire.FnAgentCall:
+		result, err = t.h.agentCall(req)
 	default:
 		err = fail(sdk.CodeBadRequest, "no host function %q", fn)
 	}

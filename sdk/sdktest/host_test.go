@@ -1,6 +1,7 @@
 package sdktest_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -133,5 +134,34 @@ func TestFetch(t *testing.T) {
 				t.Errorf("reached Fetch = %v, want %v", got, tt.reached)
 			}
 		})
+	}
+}
+
+func TestAgentCalls(t *testing.T) {
+	t.Parallel()
+	h := sdktest.New()
+	h.AllowedAgents = []string{"billing", "text-*"}
+	h.Agents = sdktest.Answer(map[string]string{"ok": "yes"})
+	ctx := h.Context()
+	res, err := ctx.CallAgent(sdk.AgentCall{Agent: "text-tools", Method: "upper", Params: map[string]string{"text": "hi"}, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.AgentID != "text-tools" || string(res.Result) != `{"ok":"yes"}` {
+		t.Errorf("result = %+v", res)
+	}
+	_, err = ctx.CallAgent(sdk.AgentCall{Agent: "payroll", Method: "pay"})
+	mustCode(t, err, sdk.CodeAgentNotAllowed)
+	h.Agents = func(sdk.AgentCall) (*sdk.AgentResult, error) {
+		return nil, sdk.Errorf(sdk.CodeCircuitOpen, "isolated").WithData(map[string]any{"reason": "circuit_open"})
+	}
+	_, err = ctx.CallAgent(sdk.AgentCall{Agent: "billing", Method: "charge"})
+	mustCode(t, err, sdk.CodeCircuitOpen)
+	want := []sdk.AgentCall{
+		{Agent: "text-tools", Method: "upper", Params: json.RawMessage(`{"text":"hi"}`), Timeout: time.Second},
+		{Agent: "billing", Method: "charge"},
+	}
+	if diff := cmp.Diff(want, h.AgentCalls()); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 }

@@ -23,6 +23,7 @@ type Reply struct {
 type ReplyError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
 }
 
 // LogRequest is the request of log.
@@ -54,4 +55,23 @@ type ContextSetRequest struct {
 	Key   string          `json:"key"`
 	Value json.RawMessage `json:"value"`
 	TTLMs int64           `json:"ttl_ms,omitempty"`
+}
+
+// FnAgentCall is the host function that calls another agent.
+const FnAgentCall = "agent_call"
+
+// AgentCallRequest is the request of agent_call.
+type AgentCallRequest struct {
+	Agent     string          `json:"agent"`
+	Method    string          `json:"method"`
+	Params    json.RawMessage `json:"params,omitempty"`
+	TimeoutMs int64           `json:"timeout_ms,omitempty"`
+}
+
+// AgentCallResult is the result of agent_call.
+type AgentCallResult struct {
+	AgentID         string          `json:"agent_id"`
+	Method          string          `json:"method"`
+	Result          json.RawMessage `json:"result"`
+	ExecutionTimeMS int64           `json:"execution_time_ms"`
 }
