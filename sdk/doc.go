@@ -46,8 +46,9 @@
 // manifest's permissions.config, Log and Logf write to the host log
 // (attributed to the plugin, skill and session, rate-limited), Progress
 // reports progress to the caller, Get and Set read and write the calling
-// session's context, and Fetch makes an HTTP request to a host listed in the
-// manifest's permissions.allowed_hosts.
+// session's context, Fetch makes an HTTP request to a host listed in the
+// manifest's permissions.allowed_hosts, and CallAgent calls another agent
+// (a plugin of the host or a remote agent) listed in permissions.agents.
 //
 // The package compiles for any target so its pure parts can be tested with
 // plain `go test`; the functions that talk to the host only work inside a

@@ -13,6 +13,7 @@
 //	context_get  read a key of the calling session's context
 //	context_set  write a key of the calling session's context
 //	http_fetch   HTTP GET/HEAD/POST to an allowed host, with SSRF guards
+//	agent_call   call another agent (permissions.agents) through Deps.Agents
 //
 // Per-call data (session, plugin, skill, request id, progress sink) travels in
 // the context given to the sandbox call:
