@@ -141,6 +141,8 @@ func TestDecodeManifestErrors(t *testing.T) {
 		{"host with scheme", edit("api.example.com,", "https://api.example.com,"), f + `permissions.allowed_hosts[0]: "https://api.example.com" must be a lower-case host name or *.suffix, optionally with :port (no scheme or path)`},
 		{"host with a bad port", edit("api.example.com,", "api.example.com:99999,"), f + `permissions.allowed_hosts[0]: "api.example.com:99999" must be a lower-case host name or *.suffix, optionally with :port (no scheme or path)`},
 		{"host with port zero", edit("api.example.com,", "api.example.com:0,"), f + `permissions.allowed_hosts[0]: "api.example.com:0" must be a lower-case host name or *.suffix, optionally with :port (no scheme or path)`},
+		{"agent pattern", edit("config: {greeting: hello}", "config: {greeting: hello}\n  agents: [Billing]"), f + `permissions.agents[0]: "Billing" must be an agent id with * wildcards (billing, text-*), or *`},
+		{"agent glob with ?", edit("config: {greeting: hello}", "config: {greeting: hello}\n  agents: [billing, \"text-?\"]"), f + `permissions.agents[1]: "text-?" must be an agent id with * wildcards (billing, text-*), or *`},
 		{"host star alone", edit("api.example.com,", `"*",`), f + `permissions.allowed_hosts[0]: "*" must be a lower-case host name or *.suffix, optionally with :port (no scheme or path)`},
 		{"host mid wildcard", edit(`"*.example.org"`, `"a.*.org"`), f + `permissions.allowed_hosts[1]: "a.*.org" must be a lower-case host name or *.suffix, optionally with :port (no scheme or path)`},
 		{"guest path relative", edit("/data:", "data:"), f + `permissions.allowed_paths["data"]: guest path must be absolute and clean, like /data`},

@@ -67,8 +67,9 @@ func TestPolicyCheck(t *testing.T) {
 	}
 	base := "name: x\nversion: 1.0.0\nwasm: x.wasm\nskills: [{id: a, description: d}]\n"
 	pol := config.Policy{
-		AllowedHostPatterns: []string{"api.example.com", "*.example.org", "api.example.com:8443", "*.example.org:8443"},
-		AllowedPathPrefixes: []string{allowed},
+		AllowedHostPatterns:  []string{"api.example.com", "*.example.org", "api.example.com:8443", "*.example.org:8443"},
+		AllowedPathPrefixes:  []string{allowed},
+		AllowedAgentPatterns: []string{"billing", "text-*"},
 	}
 	tests := []struct {
 		name   string
@@ -115,6 +116,14 @@ func TestPolicyCheck(t *testing.T) {
 			want: `permissions.allowed_paths["/d"]: host path ` + filepath.Join(allowed, "nope") + `: no such file or directory`},
 		{name: "rw refused", extra: "permissions: {allowed_paths: {/d: '" + filepath.Join(allowed, "data") + ":rw'}}",
 			want: `permissions.allowed_paths["/d"]: read-write mount refused: policy.allow_writable_paths is false`},
+		{name: "agents by default refused", pol: config.Policy{}, extra: "permissions: {agents: [billing]}",
+			want: `permissions.agents[0]: "billing" is not allowed by the operator's policy (policy.allowed_agent_patterns)`},
+		{name: "agents the policy names", extra: "permissions: {agents: [billing, text-tools, 'text-*', 'text-a*']}"},
+		{name: "wider agent pattern refused", extra: "permissions: {agents: ['*']}",
+			want: `permissions.agents[0]: "*" is not allowed by the operator's policy (policy.allowed_agent_patterns)`},
+		{name: "other agent refused", extra: "permissions: {agents: [payroll]}",
+			want: `permissions.agents[0]: "payroll" is not allowed by the operator's policy (policy.allowed_agent_patterns)`},
+		{name: "star agent policy", pol: config.Policy{AllowedHostPatterns: []string{}, AllowedAgentPatterns: []string{"*"}}, extra: "permissions: {agents: ['*', x]}"},
 		{name: "rw allowed", pol: config.Policy{AllowWritablePaths: true, AllowedPathPrefixes: []string{allowed}},
 			extra: "permissions: {allowed_paths: {/d: '" + filepath.Join(allowed, "data") + ":rw'}}"},
 	}
@@ -122,7 +131,7 @@ func TestPolicyCheck(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			p := pol
-			if tt.pol.AllowedHostPatterns != nil || tt.pol.AllowWritablePaths || strings.Contains(tt.name, "by default") {
+			if tt.pol.AllowedHostPatterns != nil || tt.pol.AllowedAgentPatterns != nil || tt.pol.AllowWritablePaths || strings.Contains(tt.name, "by default") {
 				p = tt.pol
 			}
 			m := mustDecode(t, base+tt.extra+"\n")
