@@ -26,8 +26,8 @@ import (
 // the call context, where Extism looks the kernel up; the guest's export is
 // looked up per call, as before, so a deep recursion's stack is never kept
 // by an idle instance (the memory budget counts it only while the call
-// runs). The kernel functions that only read the kernel's state are done in
-// Go (kernelroot.go). See docs/RATIONALE.md ("Why does the sandbox call
+// runs). The kernel functions that leave the kernel's allocator alone are
+// done in Go (kernelgo.go). See docs/RATIONALE.md ("Why does the sandbox call
 // Extism's kernel itself?").
 
 // fastCall runs calls on one instance. Like the instance, it serves one
@@ -57,8 +57,8 @@ func (k *kernelView) ExportedFunction(name string) api.Function {
 	if f == nil {
 		return nil
 	}
-	if read, ok := rootReaders[name]; ok { // see kernelroot.go
-		f = &rootFunc{Function: f, mem: k.Memory(), read: read}
+	if run, ok := kernelInGo[name]; ok { // see kernelgo.go
+		f = &goKernelFunc{Function: f, mem: k.Memory(), run: run}
 	}
 	k.funcs[name] = f
 	return f
