@@ -22,6 +22,8 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/internal/identity"
+	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
 // load is the hostile traffic the dashboard test sends: calls per skill,
@@ -53,6 +55,10 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 	mustPlugin(t, dir, "tools", toolsManifest)
 	mustPlugin(t, dir, "hostile", hostileManifest)
 	mustPlugin(t, dir, "spinner", spinnerManifest)
+	publisher := mustPublisher(t)
+	if _, err := plugin.SignFolder(filepath.Join(dir, "tools"), publisher, 64<<20); err != nil {
+		t.Fatal(err)
+	}
 	ops := newKey(t, "ops", "*")
 	th, logs := mustHostWith(t, dir, func(c *config.Config) { c.Auth.Keys = []config.AuthKey{ops.Entry} })
 	sid, _ := th.mustAs(t, ops.Secret, "_cleveragents/session/create", map[string]any{"session_id": "dash"})["session_id"].(string)
@@ -291,6 +297,43 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 	if diff := cmp.Diff(wantPage, page); diff != "" {
 		t.Errorf("dashboard skills (-want +got):\n%s", diff)
 	}
+	// Each agent names its signer as /admin/plugins does: the signed folder
+	// by its publisher's kid (untrusted: the host trusts no publisher here).
+	var plugins struct {
+		Plugins []struct {
+			Name   string  `json:"name"`
+			Signer *string `json:"signer"`
+		} `json:"plugins"`
+	}
+	mustGetJSON(t, th, ops.Secret, "/admin/plugins", &plugins)
+	wantSigners := map[string]string{}
+	for _, p := range plugins.Plugins {
+		wantSigners[p.Name] = "unsigned"
+		if p.Signer != nil {
+			wantSigners[p.Name] = "signed by " + *p.Signer
+		}
+	}
+	kid := publisher.Keys()[0].KeyID()
+	if wantSigners["tools"] != "signed by "+kid+" (untrusted)" || wantSigners["hostile"] != "unsigned" {
+		t.Errorf("/admin/plugins signers: %v (publisher kid %s)", wantSigners, kid)
+	}
+	signers, err := chromedp.Run(browser, chromedp.Evaluate[map[string]string](`Object.fromEntries([...document.querySelectorAll("#agents tr.agent")].map(
+		(r) => [r.dataset.plugin, r.querySelector(".signer")?.textContent]))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantSigners, signers); diff != "" {
+		t.Errorf("dashboard signers (-want +got):\n%s", diff)
+	}
+	// A body that is not JSON names no method; it is not a plan step.
+	methods, err := chromedp.Run(browser, chromedp.Evaluate[[]string](
+		`[...document.querySelectorAll('#failures tr[data-reason="parse_error"]')].map((r) => r.cells[1].textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"–"}, methods); diff != "" {
+		t.Errorf("method of the parse_error failure (-want +got):\n%s", diff)
+	}
 	shown, err := chromedp.Run(browser, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#failures tbody tr")].map((r) => r.dataset.reason).sort()`))
 	if err != nil {
 		t.Fatal(err)
@@ -449,4 +492,19 @@ func readmeMetrics(t *testing.T) []string {
 		t.Fatal("README.md has no ### Metrics table")
 	}
 	return names
+}
+
+// mustPublisher is a plugin publisher's Ed25519 signer (not trusted by the
+// host: its plugins show "<kid> (untrusted)").
+func mustPublisher(t *testing.T) *identity.Signer {
+	t.Helper()
+	k, err := identity.Generate(identity.Ed25519)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := identity.NewSigner([]*identity.PrivateKey{k}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

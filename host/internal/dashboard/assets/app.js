@@ -105,7 +105,8 @@ function renderPlugins(doc) {
     const stateCell = el("td", {}, el("span", { class: "state state-" + p.state }, p.state));
     if (p.error) stateCell.append(el("span", { class: "problem" }, p.error));
     rows.push(el("tr", { class: "agent", "data-plugin": p.name, "data-state": p.state },
-      el("td", {}, `${p.name} ${p.version || ""}`, el("span", { class: "muted" }, ` ${p.source}`)),
+      el("td", {}, `${p.name} ${p.version || ""}`, el("span", { class: "muted" }, ` ${p.source}`),
+        el("span", { class: "muted signer" }, p.signer ? `signed by ${p.signer}` : "unsigned")),
       stateCell,
       el("td", { class: "limits" }, lim ? `timeout ${lim.timeout}, memory ${lim.memory}, output ${lim.output}, concurrency ${lim.concurrency}` : ""),
       el("td", { class: "pool" }, pool ? `${pool.instances.idle} / ${pool.instances.busy} / ${pool.instances.discarded}` : ""),
@@ -134,7 +135,7 @@ function renderPlugins(doc) {
 function renderFailures(list) {
   $("failures").tBodies[0].replaceChildren(...list.map((f) => el("tr", { "data-reason": f.reason },
     el("td", {}, new Date(f.time).toLocaleTimeString()),
-    el("td", {}, f.method || "(plan step)"),
+    el("td", {}, f.method || (f.skill ? "(plan step)" : "–")), // no method: a plan step, or a body with none
     el("td", {}, f.skill ? `${f.plugin}/${f.skill}` : ""),
     el("td", {}, String(f.code)),
     el("td", { class: "reason" }, f.reason),
