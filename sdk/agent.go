@@ -28,7 +28,10 @@ type AgentResult struct {
 	// AgentID is the agent that answered: Agent, or one of its fallbacks
 	// when a remote agent failed and the host tried them.
 	AgentID string
-	Method  string
+	// FallbackFrom is the agent called (Agent) when one of its fallbacks
+	// answered, else "".
+	FallbackFrom string
+	Method       string
 	// Result is the skill's output as JSON (a string for output that is
 	// not JSON, null for none).
 	Result   json.RawMessage
@@ -80,6 +83,6 @@ func (c *Context) CallAgent(call AgentCall) (*AgentResult, error) {
 	if err := decodeReply(wire.FnAgentCall, c.t.Call(wire.FnAgentCall, raw), &res); err != nil {
 		return nil, err
 	}
-	return &AgentResult{AgentID: res.AgentID, Method: res.Method, Result: res.Result,
+	return &AgentResult{AgentID: res.AgentID, FallbackFrom: res.FallbackFrom, Method: res.Method, Result: res.Result,
 		Duration: time.Duration(res.ExecutionTimeMS) * time.Millisecond}, nil
 }

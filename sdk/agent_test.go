@@ -11,13 +11,13 @@ import (
 
 func TestCallAgent(t *testing.T) {
 	t.Parallel()
-	ctx, r := mustContext(t, okReply(t, map[string]any{"agent_id": "billing-backup", "method": "charge", "result": map[string]int{"id": 7}, "execution_time_ms": 12}))
+	ctx, r := mustContext(t, okReply(t, map[string]any{"agent_id": "billing-backup", "method": "charge", "result": map[string]int{"id": 7}, "execution_time_ms": 12, "fallback_from": "billing"}))
 	res, err := ctx.CallAgent(AgentCall{Agent: "billing", Method: "charge", Params: map[string]int{"cents": 5}, Timeout: 1500 * time.Microsecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out struct{ ID int }
-	if err := res.Decode(&out); err != nil || out.ID != 7 || res.AgentID != "billing-backup" || res.Duration != 12*time.Millisecond {
+	if err := res.Decode(&out); err != nil || out.ID != 7 || res.AgentID != "billing-backup" || res.FallbackFrom != "billing" || res.Duration != 12*time.Millisecond {
 		t.Errorf("result = %+v (%+v, %v)", res, out, err)
 	}
 	if _, err := ctx.CallAgent(AgentCall{Agent: "a", Method: "m", Params: json.RawMessage(`[1,2]`)}); err != nil {

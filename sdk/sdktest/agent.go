@@ -71,7 +71,7 @@ func (h *Host) agentCall(req []byte) (any, *wire.ReplyError) {
 	case res == nil:
 		return nil, fail(sdk.CodeInternal, "sdktest: Agents returned no result")
 	}
-	out := wire.AgentCallResult{AgentID: res.AgentID, Method: res.Method, Result: res.Result, ExecutionTimeMS: res.Duration.Milliseconds()}
+	out := wire.AgentCallResult{AgentID: res.AgentID, FallbackFrom: res.FallbackFrom, Method: res.Method, Result: res.Result, ExecutionTimeMS: res.Duration.Milliseconds()}
 	if out.AgentID == "" {
 		out.AgentID = r.Agent
 	}

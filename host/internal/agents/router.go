@@ -210,7 +210,8 @@ func (r *Router) CallAgent(ctx context.Context, c hostfn.AgentCall) (*hostfn.Age
 	if err != nil {
 		return nil, err
 	}
-	return &hostfn.AgentResult{AgentID: res.AgentID, Method: res.Method, Output: res.Output, Duration: res.Duration}, nil
+	return &hostfn.AgentResult{AgentID: res.AgentID, FallbackFrom: res.FallbackFrom, Method: res.Method, Output: res.Output,
+		Duration: res.Duration}, nil
 }
 
 // fallible reports whether err lets the next fallback be tried: a peer

@@ -44,10 +44,12 @@ type AgentCall struct {
 
 // AgentResult is a nested call's answer.
 type AgentResult struct {
-	AgentID  string // the agent that answered (a fallback's id when the primary failed)
-	Method   string
-	Output   []byte
-	Duration time.Duration
+	AgentID string // the agent that answered (a fallback's id when the primary failed)
+	// FallbackFrom is the agent called when a fallback answered, else "".
+	FallbackFrom string
+	Method       string
+	Output       []byte
+	Duration     time.Duration
 }
 
 // agentCallRequest is the request of agent_call.
@@ -64,6 +66,7 @@ type agentCallResult struct {
 	Method          string          `json:"method"`
 	Result          json.RawMessage `json:"result"`
 	ExecutionTimeMS int64           `json:"execution_time_ms"`
+	FallbackFrom    string          `json:"fallback_from,omitempty"`
 }
 
 // agentID is the grammar of agent ids.
@@ -104,7 +107,7 @@ func (f *funcs) agentCall(ctx context.Context, call *Call, raw []byte) (any, *gu
 		return nil, agentError(err)
 	}
 	return agentCallResult{AgentID: res.AgentID, Method: res.Method, Result: jsonValue(res.Output),
-		ExecutionTimeMS: res.Duration.Milliseconds()}, nil
+		ExecutionTimeMS: res.Duration.Milliseconds(), FallbackFrom: res.FallbackFrom}, nil
 }
 
 // agentPermitted reports whether permissions.agents lists id.

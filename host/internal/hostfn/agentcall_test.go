@@ -49,7 +49,7 @@ func TestGuestAgentCall(t *testing.T) {
 		case "text":
 			return &hostfn.AgentResult{AgentID: c.Target, Method: c.Method, Output: []byte("plain words")}, nil
 		}
-		return &hostfn.AgentResult{AgentID: "billing-backup", Method: c.Method, Output: c.Input, Duration: 3 * time.Millisecond}, nil
+		return &hostfn.AgentResult{AgentID: "billing-backup", FallbackFrom: c.Target, Method: c.Method, Output: c.Input, Duration: 3 * time.Millisecond}, nil
 	}}
 	inst := mustCompile(t, hostfn.Deps{Agents: desk}, hostfn.Grant{Plugin: "caller", Agents: []string{"billing", "text-*"}}).mustInstance(t)
 	call := &hostfn.Call{SessionID: "s1", Plugin: "caller", Skill: "call_agent", RequestID: "r1"}
@@ -69,7 +69,7 @@ func TestGuestAgentCall(t *testing.T) {
 	if gerr != nil {
 		t.Fatalf("permitted call: %+v", gerr)
 	}
-	if diff := cmp.Diff(map[string]any{"agent_id": "billing-backup", "result": map[string]any{"cents": 5.0}}, got); diff != "" {
+	if diff := cmp.Diff(map[string]any{"agent_id": "billing-backup", "fallback_from": "billing", "result": map[string]any{"cents": 5.0}}, got); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
 	if got, gerr := run(map[string]any{"agent": "text-tools", "method": "text"}); gerr != nil || got["result"] != "plain words" {

@@ -74,4 +74,5 @@ type AgentCallResult struct {
 	Method          string          `json:"method"`
 	Result          json.RawMessage `json:"result"`
 	ExecutionTimeMS int64           `json:"execution_time_ms"`
+	FallbackFrom    string          `json:"fallback_from,omitempty"`
 }

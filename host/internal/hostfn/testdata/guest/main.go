@@ -154,8 +154,9 @@ type agentIn struct {
 }
 
 type agentOut struct {
-	AgentID string          `json:"agent_id"`
-	Result  json.RawMessage `json:"result"`
+	AgentID      string          `json:"agent_id"`
+	FallbackFrom string          `json:"fallback_from,omitempty"`
+	Result       json.RawMessage `json:"result"`
 }
 
 //go:wasmexport call_agent
@@ -169,6 +170,6 @@ func callAgent() int32 {
 		if err != nil {
 			return agentOut{}, err // passed on as is: its code and data
 		}
-		return agentOut{AgentID: res.AgentID, Result: res.Result}, nil
+		return agentOut{AgentID: res.AgentID, FallbackFrom: res.FallbackFrom, Result: res.Result}, nil
 	})
 }
