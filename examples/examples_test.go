@@ -47,7 +47,7 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	build := exec.Command(goTool, "build", "-o", dir+string(os.PathSeparator),
-		"./client", "./a2a-client", "./misbehaving", "./stdio", "../cmd/skillhost")
+		"./client", "./a2a-client", "./misbehaving", "./stdio", "./remote", "../cmd/skillhost")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the examples:", err)
