@@ -74,7 +74,10 @@ func (m *Mirror) Run(ctx context.Context) error {
 		return fmt.Errorf("published plugins: watch: %w", err)
 	}
 	defer func() { _ = w.Stop() }()
-	initial, keep := true, map[string]bool{}
+	// changed: the replay of the current state applied something Sync had
+	// not (a plugin published between Sync and this watch); it is loaded
+	// once the replay ends.
+	initial, changed, keep := true, false, map[string]bool{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -85,7 +88,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 			}
 			if info == nil { // the current state has been replayed
 				initial = false
-				if m.prune(keep) {
+				if m.prune(keep) || changed {
 					m.reload(ctx)
 				}
 				continue
@@ -93,8 +96,12 @@ func (m *Mirror) Run(ctx context.Context) error {
 			if initial {
 				keep[info.Name] = !info.Deleted
 			}
-			if m.apply(ctx, info) && !initial {
-				m.reload(ctx)
+			if m.apply(ctx, info) {
+				if initial {
+					changed = true
+				} else {
+					m.reload(ctx)
+				}
 			}
 		}
 	}
