@@ -141,3 +141,29 @@ func TestHTTPAccess(t *testing.T) {
 		}
 	}
 }
+
+// log.access: false silences every access line, JSON-RPC and HTTP; the
+// requests are still counted.
+func TestAccessLogOff(t *testing.T) {
+	t.Parallel()
+	th, logs := mustHostWith(t, t.TempDir(), func(c *config.Config) { c.Log.Access = false })
+	th.mustSession(t)
+	if status, _, _ := th.getAs(t, "", "/admin/status", nil); status != http.StatusOK {
+		t.Fatalf("GET /admin/status: HTTP %d", status)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	r, err := send(ctx, httpClient, th.URL+"/rpc", map[string]string{"Content-Type": "text/plain"}, []byte("{}"))
+	if err != nil || r.Status != http.StatusUnsupportedMediaType {
+		t.Fatalf("text/plain body: %v, HTTP %d", err, r.Status)
+	}
+	if lines := logs.lines(`"msg":"access"`); len(lines) != 0 {
+		t.Errorf("access lines with log.access off:\n%s", strings.Join(lines, "\n"))
+	}
+	families := mustMetrics(t, th, "")
+	for _, c := range []struct{ route, status string }{{"/rpc", "200"}, {"/admin/:doc", "200"}, {"/rpc", "415"}} {
+		if got := sample(families, "skillhost_http_requests_total", map[string]string{"route": c.route, "status": c.status}); got != 1 {
+			t.Errorf("skillhost_http_requests_total{route=%q,status=%q} = %v, want 1", c.route, c.status, got)
+		}
+	}
+}
