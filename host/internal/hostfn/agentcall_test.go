@@ -3,6 +3,7 @@ package hostfn_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,6 +86,12 @@ func TestGuestAgentCall(t *testing.T) {
 			guestError{Code: hostfn.CodeAgentNotAllowed}},
 		{"bad agent id", map[string]any{"agent": "Bad Agent", "method": "m"}, guestError{Code: hostfn.CodeBadRequest}},
 		{"no method", map[string]any{"agent": "billing"}, guestError{Code: hostfn.CodeBadRequest}},
+		{"method too long", map[string]any{"agent": "billing", "method": strings.Repeat("m", hostfn.MaxAgentCallMethod+1)},
+			guestError{Code: hostfn.CodeBadRequest}},
+		{"timeout over a day", map[string]any{"agent": "billing", "method": "m", "timeout_ms": (25 * time.Hour).Milliseconds()},
+			guestError{Code: hostfn.CodeBadRequest}},
+		{"request over the cap", map[string]any{"agent": "billing", "method": "m", "params": map[string]string{"blob": strings.Repeat("x", hostfn.MaxAgentCallRequest)}},
+			guestError{Code: hostfn.CodeRequestTooLarge}},
 		{"timeout", map[string]any{"agent": "billing", "method": "slow"},
 			guestError{Code: "timeout", Data: map[string]any{"reason": "timeout", "rpc_code": -32104.0, "agent_id": "billing"}}},
 		{"plugin's own code passed on", map[string]any{"agent": "text-x", "method": "nested"},
