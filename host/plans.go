@@ -19,7 +19,7 @@ func (h *Host) setupPlans(ctx context.Context) error {
 	hooks := plan.NewWebhooks(plan.WebhookConfig{
 		Secret: h.cfg.Plans.WebhookSecret, Net: h.parts.Net, Attempts: h.cfg.Plans.WebhookAttempts,
 	})
-	steps := agents.StepExecutor{Local: plan.NewLocalExecutor(h.registry), Router: h.parts.Router}
+	steps := agents.StepExecutor{Local: plan.NewLocalExecutor(h.registry), Router: h.parts.Router, Provenance: h.signer != nil}
 	m, err := plan.Open(ctx, plan.Deps{Store: h.store, Skills: h.registry, Executor: steps, Sessions: h.store, Events: h.events, Webhooks: hooks, Logger: h.log,
 		Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName),
 		Snapshot:   h.registry.Snapshot, Principals: h.authn.Keys().PrincipalOf},

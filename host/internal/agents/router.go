@@ -81,6 +81,9 @@ type Call struct {
 	// Nested marks a call a plugin makes (agent_call): one hop, one rate
 	// token of the principal.
 	Nested bool
+	// Provenance asks a remote peer that signs its tasks for its signed
+	// result (remote.Call.Provenance).
+	Provenance bool
 }
 
 // Result is the answer of the agent that answered.
@@ -183,7 +186,7 @@ func (r *Router) callOne(ctx context.Context, c Call, agent string, depth int) (
 		}
 	}
 	res, err := r.remote.Call(ctx, remote.Call{ID: agent, Method: c.Method, Input: c.Input, Timeout: c.Timeout,
-		SessionID: c.SessionID, RequestID: c.RequestID, Depth: depth})
+		SessionID: c.SessionID, RequestID: c.RequestID, Depth: depth, Provenance: c.Provenance})
 	if err != nil {
 		return nil, err
 	}

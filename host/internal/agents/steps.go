@@ -2,8 +2,10 @@ package agents
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/skillhost/skillhost/host/internal/plan"
+	"github.com/skillhost/skillhost/host/internal/provenance"
 )
 
 // StepExecutor runs plan steps: a step of type "agent" naming a remote
@@ -13,6 +15,10 @@ import (
 type StepExecutor struct {
 	Local  *plan.LocalExecutor
 	Router *Router
+	// Provenance: the plan records each remote step's peer result
+	// (StepOutcome.Peer), and a peer that signs its tasks is asked for its
+	// signed task. Default false: no peer results.
+	Provenance bool
 }
 
 var (
@@ -26,11 +32,29 @@ func (e StepExecutor) RunStep(ctx context.Context, c plan.StepCall) (*plan.StepO
 		return e.Local.RunStep(ctx, c)
 	}
 	res, err := e.Router.Call(ctx, Call{Target: c.Agent, Method: c.Action, Input: c.Input, Timeout: c.Timeout,
-		SessionID: c.SessionID, RequestID: c.RequestID})
+		SessionID: c.SessionID, RequestID: c.RequestID, Provenance: e.Provenance})
 	if err != nil {
 		return nil, err
 	}
-	return &plan.StepOutcome{Output: res.Output, Duration: res.Duration}, nil
+	out := &plan.StepOutcome{Output: res.Output, Duration: res.Duration}
+	if e.Provenance && res.Remote != nil {
+		if out.Peer, err = peerResult(res); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// peerResult is what the plan's chain records of a remote answer: the
+// peer's task (over A2A: its id, final state and the head of its signed
+// chain) and the digest of the output received.
+func peerResult(res *Result) (*provenance.PeerResult, error) {
+	r := res.Remote
+	var task []byte
+	if !r.Interface.Extension { // A2A SendMessage: Raw is the peer's task (or a message)
+		task = r.Raw
+	}
+	return provenance.PeerOf(res.AgentID, r.Interface.URL, r.JWKS, task, json.RawMessage(res.Output))
 }
 
 // Reserve waits for room on this host's plugin; a remote step needs none

@@ -118,8 +118,16 @@ type planParams struct {
 	PlanID    string `json:"plan_id"`
 }
 
+// statusParams are plan/status's params: provenance asks for the plan's
+// signed chain in the result.
+type statusParams struct {
+	SessionID  string `json:"session_id"`
+	PlanID     string `json:"plan_id"`
+	Provenance bool   `json:"provenance"`
+}
+
 func (m *Manager) rpcStatus(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p planParams
+	var p statusParams
 	if err := req.Bind(&p); err != nil {
 		return nil, err
 	}
@@ -130,7 +138,11 @@ func (m *Manager) rpcStatus(ctx context.Context, req *jsonrpc.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
-	return StatusOf(rec), nil
+	st := StatusOf(rec)
+	if p.Provenance {
+		st.Provenance = rec.Provenance
+	}
+	return st, nil
 }
 
 func (m *Manager) rpcCancel(ctx context.Context, req *jsonrpc.Request) (any, error) {

@@ -27,6 +27,10 @@ type StatusResult struct {
 	CreatedAt   string                     `json:"created_at"`
 	StartedAt   *string                    `json:"started_at"`
 	FinishedAt  *string                    `json:"finished_at"`
+	// Provenance is the plan's signed chain ({"links": […]}), when the
+	// caller asked for it (plan/status "provenance": true) and the host
+	// signs; never in webhooks.
+	Provenance json.RawMessage `json:"provenance,omitempty"`
 }
 
 // Progress is the progress object of plan/status.

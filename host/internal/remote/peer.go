@@ -30,6 +30,10 @@ type Call struct {
 	SessionID string // the calling session: its peer session (skillhost peers)
 	RequestID string // for logs
 	Depth     int    // the call's depth, sent in DepthHeader
+	// Provenance: the caller records the peer's signed result, so a peer
+	// whose card declares the provenance extension is called with A2A
+	// SendMessage (its signed task comes back), not agent/call.
+	Provenance bool
 }
 
 // Interface is the card interface a call went through.
@@ -51,12 +55,16 @@ type Result struct {
 	// Raw is the peer's result as it arrived: the agent/call result object
 	// or the A2A task (or message), for provenance records.
 	Raw json.RawMessage
+	// JWKS is the URL of the peer's signing keys its card publishes (the
+	// identity extension); "" when it publishes none.
+	JWKS string
 }
 
 // answer is one successful attempt.
 type answer struct {
 	output, raw json.RawMessage
 	iface       Interface
+	jwks        string
 }
 
 // peer is one configured remote agent.
@@ -131,7 +139,7 @@ func (p *peer) call(ctx context.Context, c Call) (*Result, error) {
 		return nil, &failure{class: f.class, fe: f.fe.With("attempts", attempts)}
 	}
 	return &Result{AgentID: p.cfg.ID, Method: c.Method, Output: a.output, Duration: time.Since(start),
-		Attempts: attempts, Interface: a.iface, Raw: a.raw}, nil
+		Attempts: attempts, Interface: a.iface, Raw: a.raw, JWKS: a.jwks}, nil
 }
 
 // guarded runs one attempt through the breaker; an open breaker (or a
@@ -164,7 +172,8 @@ func (p *peer) attempt(ctx context.Context, c Call) (a *answer, err error) {
 		return nil, fail(unusable, unavailable(p.cfg.ID, "its card offers no JSON-RPC 1.0 or 0.3 interface on its url or hosts"))
 	}
 	headers := p.requestHeaders(card, c.Depth)
-	if ext {
+	jwks, signs := signingOf(card)
+	if ext && !(c.Provenance && signs) {
 		a, err = p.callExtension(actx, iface.URL, headers, c)
 	} else {
 		a, err = p.callA2A(actx, iface, headers, c)
@@ -172,8 +181,25 @@ func (p *peer) attempt(ctx context.Context, c Call) (a *answer, err error) {
 	if err != nil {
 		return nil, err
 	}
-	a.iface = Interface{URL: iface.URL, Binding: string(iface.ProtocolBinding), Version: string(iface.ProtocolVersion), Extension: ext}
+	a.iface = Interface{URL: iface.URL, Binding: string(iface.ProtocolBinding), Version: string(iface.ProtocolVersion),
+		Extension: ext && !(c.Provenance && signs)}
+	a.jwks = jwks
 	return a, nil
+}
+
+// signingOf reads a card's identity extension (the JWKS URL of the peer's
+// keys) and whether it declares the provenance extension (its tasks carry
+// signed chains).
+func signingOf(card *a2av1.AgentCard) (jwks string, provenance bool) {
+	for _, e := range card.Capabilities.Extensions {
+		switch e.URI {
+		case a2a.ExtIdentity:
+			jwks, _ = e.Params["jwks"].(string)
+		case a2a.ExtProvenance:
+			provenance = true
+		}
+	}
+	return jwks, provenance
 }
 
 // settle classifies an attempt's error (an ended context wins over what

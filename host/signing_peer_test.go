@@ -1,0 +1,90 @@
+package host_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/internal/identity"
+	"github.com/skillhost/skillhost/host/internal/provenance"
+)
+
+// A plan step delegated to a remote skillhost that signs its tasks: host A
+// asks B over A2A SendMessage (not agent/call), and A's plan chain records
+// B's signed result — B's task, its final state, the head of B's chain
+// with its signatures, B's JWKS and the digest of the output — as a peer
+// link that A signs; B's own task chain ends in exactly that head.
+func TestPlanRecordsSignedPeerResult(t *testing.T) {
+	t.Parallel()
+	keys := t.TempDir()
+	aKey, bKey := mustKeygen(t, keys, "a.key", "ed25519"), mustKeygen(t, keys, "b.key", "ed25519")
+	b, _ := mustHostWith(t, toolsDir(t), func(c *config.Config) { c.Identity.KeyFile = []string{bKey.Private} })
+	a, _ := mustHostWith(t, t.TempDir(), func(c *config.Config) {
+		c.Identity.KeyFile = []string{aKey.Private}
+		c.Agents.Remote = []config.RemoteAgent{remoteAgent("b-tools", b.URL)}
+	})
+	sid := a.mustSession(t)
+	a.mustResult(t, "_cleveragents/plan/create", map[string]any{"session_id": sid, "plan_id": "p", "plan_definition": map[string]any{
+		"name": "delegate", "steps": []any{map[string]any{"id": "ask", "type": "agent", "agent": "b-tools", "action": "echo", "params": map[string]any{"text": "hi"}}}}})
+	a.mustResult(t, "_cleveragents/plan/execute", map[string]any{"session_id": sid, "plan_id": "p"})
+	var st struct {
+		Status     string          `json:"status"`
+		Provenance json.RawMessage `json:"provenance"`
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for st.Status != "completed" {
+		r := a.call(t, "_cleveragents/plan/status", map[string]any{"session_id": sid, "plan_id": "p", "provenance": true})
+		if r.Error != nil {
+			t.Fatalf("plan/status: %d %s", r.Error.Code, r.Error.Message)
+		}
+		if err := json.Unmarshal(r.Result, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Status == "failed" || time.Now().After(deadline) {
+			t.Fatalf("plan %s: %s", st.Status, r.Result)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var chain provenance.Chain
+	if err := json.Unmarshal(st.Provenance, &chain); err != nil {
+		t.Fatalf("plan/status provenance %s: %v", st.Provenance, err)
+	}
+	var peer *provenance.PeerResult
+	for _, l := range chain.Links {
+		if l.Kind == provenance.KindPeer {
+			peer = l.Peer
+		}
+	}
+	if peer == nil {
+		t.Fatalf("no peer link in the plan's chain: %s", st.Provenance)
+	}
+	out, _ := provenance.Digest(json.RawMessage(`{"text":"hi"}`))
+	if peer.Agent != "b-tools" || peer.State != "TASK_STATE_COMPLETED" || peer.TaskID == "" || peer.ResultHash != out ||
+		peer.JWKS != b.URL+"/.well-known/jwks.json" || len(peer.HeadSigs) != 1 || peer.Head == "" {
+		t.Errorf("peer result %+v", peer)
+	}
+	if v := a.mustResult(t, "_cleveragents/plan/verify", map[string]any{"session_id": sid, "plan_id": "p"}); v["valid"] != true {
+		t.Errorf("plan/verify: %v", v)
+	}
+	// B's task, read from B, verifies against B's keys and ends in the head A recorded.
+	r := b.call(t, "GetTask", map[string]any{"id": peer.TaskID})
+	if r.Error != nil {
+		t.Fatalf("GetTask on B: %d %s", r.Error.Code, r.Error.Message)
+	}
+	var doc struct {
+		Metadata map[string]json.RawMessage `json:"metadata"`
+	}
+	if err := json.Unmarshal(r.Result, &doc); err != nil {
+		t.Fatal(err)
+	}
+	_, jwks := b.get(t, identity.JWKSPath)
+	bKeys, err := identity.ParseJWKS(jwks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := provenance.VerifyLinks(doc.Metadata[provenance.ExtURI], bKeys)
+	if !rep.Valid || rep.Head != peer.Head {
+		t.Errorf("B's chain: valid %v (%v), head %s, A recorded %s", rep.Valid, rep.Err(), rep.Head, peer.Head)
+	}
+}
