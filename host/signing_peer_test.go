@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/provenance"
@@ -86,5 +88,57 @@ func TestPlanRecordsSignedPeerResult(t *testing.T) {
 	rep := provenance.VerifyLinks(doc.Metadata[provenance.ExtURI], bKeys)
 	if !rep.Valid || rep.Head != peer.Head {
 		t.Errorf("B's chain: valid %v (%v), head %s, A recorded %s", rep.Valid, rep.Err(), rep.Head, peer.Head)
+	}
+}
+
+// A skill that delegates with agent_call while it runs an A2A task: the
+// task's chain on host A gets a peer link for B's signed answer before the
+// artifact and the final transition, and the whole chain verifies.
+func TestTaskRecordsAgentCallPeer(t *testing.T) {
+	t.Parallel()
+	keys := t.TempDir()
+	aKey, bKey := mustKeygen(t, keys, "a.key", "ed25519"), mustKeygen(t, keys, "b.key", "ed25519")
+	b, _ := mustHostWith(t, toolsDir(t), func(c *config.Config) { c.Identity.KeyFile = []string{bKey.Private} })
+	dir := t.TempDir()
+	mustPluginWasm(t, dir, "relay", "relay.wasm", relayManifest("relay", "ask", "b-tools", "echo", "b-tools"))
+	a, _ := mustHostWith(t, dir, func(c *config.Config) {
+		allowAgents(c)
+		c.Identity.KeyFile = []string{aKey.Private}
+		c.Agents.Remote = []config.RemoteAgent{remoteAgent("b-tools", b.URL)}
+	})
+	res := a.mustResult(t, "SendMessage", sendMessage("ask", map[string]any{"text": "hi"}))
+	task, err := json.Marshal(res["task"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Status   struct{ State string }     `json:"status"`
+		Metadata map[string]json.RawMessage `json:"metadata"`
+	}
+	if err := json.Unmarshal(task, &doc); err != nil || doc.Status.State != "TASK_STATE_COMPLETED" {
+		t.Fatalf("task %s: %v", task, err)
+	}
+	var chain provenance.Chain
+	if err := json.Unmarshal(doc.Metadata[provenance.ExtURI], &chain); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	var peer *provenance.PeerResult
+	for _, l := range chain.Links {
+		kinds = append(kinds, l.Kind)
+		if l.Kind == provenance.KindPeer {
+			peer = l.Peer
+		}
+	}
+	want := []string{"transition", "transition", "peer", "artifact", "transition"}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Fatalf("links (-want +got):\n%s", diff)
+	}
+	if peer.Agent != "b-tools" || peer.State != "TASK_STATE_COMPLETED" || peer.TaskID == "" || len(peer.HeadSigs) != 1 {
+		t.Errorf("peer result %+v", peer)
+	}
+	v := a.mustResult(t, "_cleveragents/task/verify", map[string]any{"task": json.RawMessage(task)})
+	if v["valid"] != true {
+		t.Errorf("task/verify: %v", v)
 	}
 }

@@ -12,11 +12,14 @@ import (
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/provenance"
 )
 
 // run executes rec's skill with input under ctx, reporting progress as
-// task events. A cancel (CancelTask, shutdown) is reported as its cause.
-func (s *Service) run(ctx context.Context, rec *Record, input json.RawMessage, reqID string) (*plugin.Outcome, error) {
+// task events, and returns the peer results of the skill's agent_calls
+// that remote peers answered (with provenance). A cancel (CancelTask,
+// shutdown) is reported as its cause.
+func (s *Service) run(ctx context.Context, rec *Record, input json.RawMessage, reqID string) (*plugin.Outcome, []*provenance.PeerResult, error) {
 	task := rec.Task
 	sctx := context.WithoutCancel(ctx)
 	progress := func(p hostfn.Progress) {
@@ -31,12 +34,16 @@ func (s *Service) run(ctx context.Context, rec *Record, input json.RawMessage, r
 			s.log.Debug("a2a: progress event not published", "task_id", task.ID, "err", err)
 		}
 	}
-	hctx := hostfn.WithCall(ctx, &hostfn.Call{Plugin: rec.Plugin, Skill: rec.SkillID, RequestID: reqID, Progress: progress})
-	out, err := s.cfg.Executor.Execute(hctx, plugin.Call{SkillID: rec.SkillID, Input: input, RequestID: reqID})
+	call := &hostfn.Call{Plugin: rec.Plugin, Skill: rec.SkillID, RequestID: reqID, Progress: progress}
+	var peers delegated
+	if s.cfg.Tasks.prov != nil {
+		call.Delegated = peers.add
+	}
+	out, err := s.cfg.Executor.Execute(hostfn.WithCall(ctx, call), plugin.Call{SkillID: rec.SkillID, Input: input, RequestID: reqID})
 	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		err = cause // canceled by CancelTask or shutdown: report why
 	}
-	return out, err
+	return out, peers.list(), err
 }
 
 // artifactOf is the output artifact of a successful call.
@@ -53,7 +60,7 @@ func (s *Service) executeBlocking(ctx context.Context, r *run, rec *Record, inpu
 	task := rec.Task
 	defer s.finish(task.ID, r)
 	sctx := context.WithoutCancel(ctx) // stores the outcome even after a cancel
-	out, err := s.run(ctx, rec, input, reqID)
+	out, peers, err := s.run(ctx, rec, input, reqID)
 	now := time.Now().UTC()
 	var pre a2av1.Event
 	known := len(task.Artifacts)
@@ -65,6 +72,7 @@ func (s *Service) executeBlocking(ctx context.Context, r *run, rec *Record, inpu
 		task.Status = a2av1.TaskStatus{State: a2av1.TaskStateCompleted, Timestamp: &now}
 		pre = &a2av1.TaskArtifactUpdateEvent{TaskID: task.ID, ContextID: task.ContextID, Artifact: art, LastChunk: true}
 	}
+	rec.note.peers = peers
 	if r.err = s.cfg.Tasks.signMove(rec, StateWorking, known); r.err != nil {
 		s.log.Error("a2a: task provenance not signed", "task_id", task.ID, "err", r.err)
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -26,6 +27,25 @@ const VerifyMethod = "_cleveragents/task/verify"
 type note struct {
 	actor  string
 	reason string
+	peers  []*provenance.PeerResult // remote answers of the skill's agent_calls, recorded before the move
+}
+
+// delegated collects the peer results of a running task's agent_calls.
+type delegated struct {
+	mu    sync.Mutex
+	peers []*provenance.PeerResult
+}
+
+func (d *delegated) add(p *provenance.PeerResult) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.peers = append(d.peers, p)
+}
+
+func (d *delegated) list() []*provenance.PeerResult {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]*provenance.PeerResult(nil), d.peers...)
 }
 
 // chainOf is rec's provenance chain (nil when the task has none).
@@ -81,12 +101,16 @@ func (s *TaskStore) signCreated(rec *Record, actor string) error {
 }
 
 // signMove records rec's move from state from to its current state, after
-// links for the artifacts it gained since it had known artifacts.
+// links for the remote peers its skill delegated to (rec.note.peers) and
+// the artifacts it gained since it had known artifacts.
 func (s *TaskStore) signMove(rec *Record, from TaskState, known int) error {
 	if s.prov == nil {
 		return nil
 	}
 	var links []provenance.Link
+	for _, p := range rec.note.peers {
+		links = append(links, provenance.Link{Kind: provenance.KindPeer, Peer: p})
+	}
 	for _, a := range rec.Task.Artifacts[min(known, len(rec.Task.Artifacts)):] {
 		d, err := provenance.Digest(a)
 		if err != nil {

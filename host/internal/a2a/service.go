@@ -253,14 +253,20 @@ func (s *Service) execute(ctx context.Context, r *run, rec *Record, input json.R
 	if !s.transition(sctx, task.ID, StateWorking, nil, nil) {
 		return
 	}
-	out, err := s.run(ctx, rec, input, reqID)
+	out, peers, err := s.run(ctx, rec, input, reqID)
 	if err != nil {
 		st := StateForError(err)
-		s.transition(sctx, task.ID, st, func(rc *Record) { rc.Task.Status.Message = errorMessage(rc.Task, err) }, nil)
+		s.transition(sctx, task.ID, st, func(rc *Record) {
+			rc.Task.Status.Message = errorMessage(rc.Task, err)
+			rc.note.peers = peers
+		}, nil)
 		return
 	}
 	art := artifactOf(rec, out)
-	s.transition(sctx, task.ID, StateCompleted, func(rc *Record) { rc.Task.Artifacts = append(rc.Task.Artifacts, art) },
+	s.transition(sctx, task.ID, StateCompleted, func(rc *Record) {
+		rc.Task.Artifacts = append(rc.Task.Artifacts, art)
+		rc.note.peers = peers
+	},
 		&a2av1.TaskArtifactUpdateEvent{TaskID: task.ID, ContextID: task.ContextID, Artifact: art, LastChunk: true})
 }
 

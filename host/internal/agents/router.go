@@ -209,12 +209,18 @@ func (r *Router) callLocal(ctx context.Context, c Call, agent string) (*Result, 
 // CallAgent makes a plugin's nested call (the agent_call host function).
 func (r *Router) CallAgent(ctx context.Context, c hostfn.AgentCall) (*hostfn.AgentResult, error) {
 	res, err := r.Call(ctx, Call{Target: c.Target, Method: c.Method, Input: c.Input, Timeout: c.Timeout,
-		SessionID: c.SessionID, RequestID: c.RequestID, Nested: true})
+		SessionID: c.SessionID, RequestID: c.RequestID, Nested: true, Provenance: c.Provenance})
 	if err != nil {
 		return nil, err
 	}
-	return &hostfn.AgentResult{AgentID: res.AgentID, FallbackFrom: res.FallbackFrom, Method: res.Method, Output: res.Output,
-		Duration: res.Duration}, nil
+	out := &hostfn.AgentResult{AgentID: res.AgentID, FallbackFrom: res.FallbackFrom, Method: res.Method, Output: res.Output,
+		Duration: res.Duration}
+	if c.Provenance && res.Remote != nil {
+		if out.Peer, err = peerResult(res); err != nil {
+			r.cfg.Logger.WarnContext(ctx, "agent call: the peer's result is not recorded in provenance", "agent", res.AgentID, "err", err)
+		}
+	}
+	return out, nil
 }
 
 // fallible reports whether err lets the next fallback be tried: a peer

@@ -8,6 +8,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
+	"github.com/skillhost/skillhost/host/internal/provenance"
 )
 
 // Caps of the agent_call host function.
@@ -40,6 +41,9 @@ type AgentCall struct {
 	Timeout              time.Duration
 	SessionID, RequestID string // of the calling call, for attribution and the callee's session
 	Caller               string // the calling plugin
+	// Provenance asks for a remote answer's peer result (AgentResult.Peer);
+	// a peer that signs its tasks is then called over A2A SendMessage.
+	Provenance bool
 }
 
 // AgentResult is a nested call's answer.
@@ -50,6 +54,9 @@ type AgentResult struct {
 	Method       string
 	Output       []byte
 	Duration     time.Duration
+	// Peer is a remote answer's peer result (its task, state, chain head
+	// and output digest), when the call asked for provenance.
+	Peer *provenance.PeerResult
 }
 
 // agentCallRequest is the request of agent_call.
@@ -101,10 +108,13 @@ func (f *funcs) agentCall(ctx context.Context, call *Call, raw []byte) (any, *gu
 	}
 	res, err := f.deps.Agents.CallAgent(ctx, AgentCall{
 		Target: r.Agent, Method: r.Method, Input: r.Params, Timeout: timeout,
-		SessionID: call.SessionID, RequestID: call.RequestID, Caller: f.grant.Plugin,
+		SessionID: call.SessionID, RequestID: call.RequestID, Caller: f.grant.Plugin, Provenance: call.Delegated != nil,
 	})
 	if err != nil {
 		return nil, agentError(err)
+	}
+	if call.Delegated != nil && res.Peer != nil {
+		call.Delegated(res.Peer)
 	}
 	return agentCallResult{AgentID: res.AgentID, Method: res.Method, Result: jsonValue(res.Output),
 		ExecutionTimeMS: res.Duration.Milliseconds(), FallbackFrom: res.FallbackFrom}, nil

@@ -3,6 +3,8 @@ package hostfn
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/skillhost/skillhost/host/internal/provenance"
 )
 
 // Call is the per-call data the host functions need. The sandbox caller puts
@@ -14,6 +16,11 @@ type Call struct {
 	Skill     string         // skill id, for attribution
 	RequestID string         // JSON-RPC / A2A request id, for attribution
 	Progress  func(Progress) // receives progress reports; nil drops them
+	// Delegated receives the peer result of each agent_call this call makes
+	// that a remote peer answers (an A2A task records them in its
+	// provenance); set, agent_call asks a signing peer for its signed task.
+	// nil: none are kept.
+	Delegated func(*provenance.PeerResult)
 }
 
 // Progress is one progress report from a plugin.
