@@ -74,7 +74,10 @@ func mustHostWith(t *testing.T, pluginDir string, mutate func(*config.Config)) (
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Data = t.TempDir()
 	cfg.Plugins = pluginDir
-	cfg.HTTP.ShutdownTimeout = 10 * time.Second
+	// Generous: parallel hosts under -race on a loaded machine sometimes need
+	// more than 10 s to drain and close (seen as "http shutdown: context
+	// deadline exceeded").
+	cfg.HTTP.ShutdownTimeout = 30 * time.Second
 	if mutate != nil {
 		mutate(&cfg)
 	}
