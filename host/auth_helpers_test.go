@@ -97,8 +97,8 @@ func mustHostWith(t *testing.T, pluginDir string, mutate func(*config.Config)) (
 			if err != nil {
 				t.Errorf("Serve: %v", err)
 			}
-		case <-time.After(30 * time.Second):
-			t.Error("Serve did not return 30 s after its context ended")
+		case <-time.After(60 * time.Second): // the 30 s shutdown grace, then closing
+			t.Error("Serve did not return 60 s after its context ended")
 		}
 	})
 	scheme := "http://"
