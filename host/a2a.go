@@ -3,10 +3,13 @@ package host
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 
+	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/provenance"
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 )
 
 // publicURL is the base URL published in Agent Cards.
@@ -34,7 +37,7 @@ func (h *Host) setupA2A(ctx context.Context) error {
 		Stdio:      h.cfg.Stdio,
 		APIKeyAuth: keys,
 		BearerAuth: keys,
-	}, h.registry.Snapshot, a2a.CardServiceOptions{Logger: h.log, Signer: h.signer})
+	}, h.registry.Snapshot, a2a.CardServiceOptions{Logger: h.log, Signer: h.signer, ExtendedCard: true})
 	h.registry.OnChange(h.cards.Update)
 	tasks, err := a2a.OpenTaskStore(ctx, h.store, a2a.TaskStoreConfig{MaxListBytes: int64(h.cfg.A2A.MaxListBytes), Logger: h.log, Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName)})
 	if err != nil {
@@ -54,5 +57,12 @@ func (h *Host) setupA2A(ctx context.Context) error {
 		return fmt.Errorf("a2a service: %w", err)
 	}
 	a2a.Register(h.engine, h.tasks)
+	h.rest = a2a.NewREST(h.engine, h.log)
 	return nil
+}
+
+// serveREST adapts the A2A HTTP+JSON binding to the HTTP transport.
+func (h *Host) serveREST(ctx context.Context, method, path string, query url.Values, body []byte) (int, []byte, jsonrpc.Stream, *fault.Error) {
+	r := h.rest.Serve(ctx, a2a.RESTRequest{Method: method, Path: path, Query: query, Body: body})
+	return r.Status, r.Body, r.Stream, r.Err
 }

@@ -61,6 +61,7 @@ type Host struct {
 	cards    *a2a.CardService
 	signer   *identity.Signer // nil without identity.key_file
 	tasks    *a2a.Service
+	rest     *a2a.REST
 	authn    *auth.Authenticator
 	guard    *auth.Guard
 	http     *httpx.Server
@@ -192,7 +193,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 			WriteTimeout: cfg.HTTP.WriteTimeout, IdleTimeout: cfg.HTTP.IdleTimeout, MaxConns: cfg.HTTP.MaxConns,
 			Auth: h.authn, TLS: tlsCfg, PublicURL: h.publicURL(), AllowedOrigins: origins, AllowedHosts: cfg.HTTP.AllowedHosts,
 			Pprof: cfg.HTTP.Pprof, Events: h.eventSource(), Logger: h.log, Ready: h.store.Ready,
-			Admin: h.adminDocs(), UI: dashboard.Assets, JWKS: h.jwks(), Access: h.httpAccess,
+			Admin: h.adminDocs(), UI: dashboard.Assets, JWKS: h.jwks(), Access: h.httpAccess, AgentMethods: a2a.IsMethod,
+			RESTPath: a2a.RESTPath, REST: h.serveREST,
 		}, h.engine, h.cards, h.metrics.Handler())
 	}
 	return h, nil

@@ -45,37 +45,39 @@ type row struct {
 	taskState string // A2A v1.0 task state a task ends in ("" = not a task outcome)
 	http      int    // HTTP status for transports that map errors to statuses
 	reason    string // default reason, for an error raised without one
+	grpc      string // google.rpc.Code name (the A2A HTTP+JSON binding's error "status")
+	a2a       string // the A2A ErrorInfo reason (domain a2a-protocol.org); "" = skillhost's own kind
 }
 
 // table is THE map from outcome to wire representation. It is the only place
 // in skillhost where a numeric JSON-RPC code appears.
 var table = [numKinds]row{
-	Internal:       {"Internal", -32603, "Internal error", "TASK_STATE_FAILED", http.StatusInternalServerError, ReasonInternal},
-	Parse:          {"Parse", -32700, "Parse error", "", http.StatusBadRequest, ReasonParse},
-	InvalidRequest: {"InvalidRequest", -32600, "Invalid Request", "", http.StatusBadRequest, ReasonInvalidRequest},
-	MethodNotFound: {"MethodNotFound", -32601, "Method not found", "", http.StatusNotFound, ReasonUnknownMethod},
-	InvalidParams:  {"InvalidParams", -32602, "Invalid params", "TASK_STATE_REJECTED", http.StatusBadRequest, ReasonInvalidParams},
-	Canceled:       {"Canceled", -32000, "Request canceled", "TASK_STATE_CANCELED", 499, ReasonCanceled},
+	Internal:       {"Internal", -32603, "Internal error", "TASK_STATE_FAILED", http.StatusInternalServerError, ReasonInternal, "INTERNAL", "INTERNAL_ERROR"},
+	Parse:          {"Parse", -32700, "Parse error", "", http.StatusBadRequest, ReasonParse, "INVALID_ARGUMENT", "PARSE_ERROR"},
+	InvalidRequest: {"InvalidRequest", -32600, "Invalid Request", "", http.StatusBadRequest, ReasonInvalidRequest, "INVALID_ARGUMENT", "INVALID_REQUEST"},
+	MethodNotFound: {"MethodNotFound", -32601, "Method not found", "", http.StatusNotFound, ReasonUnknownMethod, "UNIMPLEMENTED", "METHOD_NOT_FOUND"},
+	InvalidParams:  {"InvalidParams", -32602, "Invalid params", "TASK_STATE_REJECTED", http.StatusBadRequest, ReasonInvalidParams, "INVALID_ARGUMENT", "INVALID_PARAMS"},
+	Canceled:       {"Canceled", -32000, "Request canceled", "TASK_STATE_CANCELED", 499, ReasonCanceled, "CANCELLED", ""},
 
-	SessionNotFound:   {"SessionNotFound", -32100, "Session not found", "TASK_STATE_REJECTED", http.StatusNotFound, ReasonSessionNotFound},
-	PlanNotFound:      {"PlanNotFound", -32101, "Plan not found", "TASK_STATE_REJECTED", http.StatusNotFound, ReasonPlanNotFound},
-	AgentNotFound:     {"AgentNotFound", -32102, "Agent not found", "TASK_STATE_REJECTED", http.StatusNotFound, ReasonUnknownAgent},
-	SkillFailed:       {"SkillFailed", -32103, "Skill execution failed", "TASK_STATE_FAILED", http.StatusOK, ReasonSkillFailed},
-	Timeout:           {"Timeout", -32104, "Timeout", "TASK_STATE_FAILED", http.StatusGatewayTimeout, ReasonTimeout},
-	Unauthorized:      {"Unauthorized", -32105, "Authorization failed", "TASK_STATE_AUTH_REQUIRED", http.StatusUnauthorized, ReasonUnauthorized},
-	Forbidden:         {"Forbidden", -32105, "Authorization failed", "TASK_STATE_AUTH_REQUIRED", http.StatusForbidden, ReasonForbidden},
-	ResourceExhausted: {"ResourceExhausted", -32106, "Resource exhausted", "TASK_STATE_FAILED", http.StatusTooManyRequests, ReasonResourceExhausted},
-	InvalidState:      {"InvalidState", -32107, "Invalid state", "", http.StatusConflict, ReasonInvalidState},
+	SessionNotFound:   {"SessionNotFound", -32100, "Session not found", "TASK_STATE_REJECTED", http.StatusNotFound, ReasonSessionNotFound, "NOT_FOUND", ""},
+	PlanNotFound:      {"PlanNotFound", -32101, "Plan not found", "TASK_STATE_REJECTED", http.StatusNotFound, ReasonPlanNotFound, "NOT_FOUND", ""},
+	AgentNotFound:     {"AgentNotFound", -32102, "Agent not found", "TASK_STATE_REJECTED", http.StatusNotFound, ReasonUnknownAgent, "NOT_FOUND", ""},
+	SkillFailed:       {"SkillFailed", -32103, "Skill execution failed", "TASK_STATE_FAILED", http.StatusInternalServerError, ReasonSkillFailed, "INTERNAL", ""},
+	Timeout:           {"Timeout", -32104, "Timeout", "TASK_STATE_FAILED", http.StatusGatewayTimeout, ReasonTimeout, "DEADLINE_EXCEEDED", ""},
+	Unauthorized:      {"Unauthorized", -32105, "Authorization failed", "TASK_STATE_AUTH_REQUIRED", http.StatusUnauthorized, ReasonUnauthorized, "UNAUTHENTICATED", "UNAUTHENTICATED"},
+	Forbidden:         {"Forbidden", -32105, "Authorization failed", "TASK_STATE_AUTH_REQUIRED", http.StatusForbidden, ReasonForbidden, "PERMISSION_DENIED", "UNAUTHORIZED"},
+	ResourceExhausted: {"ResourceExhausted", -32106, "Resource exhausted", "TASK_STATE_FAILED", http.StatusTooManyRequests, ReasonResourceExhausted, "RESOURCE_EXHAUSTED", ""},
+	InvalidState:      {"InvalidState", -32107, "Invalid state", "", http.StatusConflict, ReasonInvalidState, "FAILED_PRECONDITION", ""},
 
-	TaskNotFound:              {"TaskNotFound", -32001, "Task not found", "", http.StatusNotFound, ReasonTaskNotFound},
-	TaskNotCancelable:         {"TaskNotCancelable", -32002, "Task cannot be canceled", "", http.StatusConflict, ReasonTaskTerminal},
-	PushNotSupported:          {"PushNotSupported", -32003, "Push Notification is not supported", "", http.StatusBadRequest, ReasonPushNotSupported},
-	UnsupportedOperation:      {"UnsupportedOperation", -32004, "This operation is not supported", "", http.StatusBadRequest, ReasonUnsupportedOperation},
-	ContentTypeNotSupported:   {"ContentTypeNotSupported", -32005, "Incompatible content types", "", http.StatusUnsupportedMediaType, ReasonContentType},
-	InvalidAgentResponse:      {"InvalidAgentResponse", -32006, "Invalid agent response", "", http.StatusBadGateway, ReasonInvalidAgentResponse},
-	ExtendedCardNotConfigured: {"ExtendedCardNotConfigured", -32007, "Extended agent card not configured", "", http.StatusBadRequest, ReasonExtendedCardNotConfigured},
-	ExtensionSupportRequired:  {"ExtensionSupportRequired", -32008, "Extension support required", "", http.StatusBadRequest, ReasonExtensionSupportRequired},
-	VersionNotSupported:       {"VersionNotSupported", -32009, "Protocol version not supported", "", http.StatusBadRequest, ReasonVersion},
+	TaskNotFound:              {"TaskNotFound", -32001, "Task not found", "", http.StatusNotFound, ReasonTaskNotFound, "NOT_FOUND", "TASK_NOT_FOUND"},
+	TaskNotCancelable:         {"TaskNotCancelable", -32002, "Task cannot be canceled", "", http.StatusConflict, ReasonTaskTerminal, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"},
+	PushNotSupported:          {"PushNotSupported", -32003, "Push Notification is not supported", "", http.StatusBadRequest, ReasonPushNotSupported, "UNIMPLEMENTED", "PUSH_NOTIFICATION_NOT_SUPPORTED"},
+	UnsupportedOperation:      {"UnsupportedOperation", -32004, "This operation is not supported", "", http.StatusBadRequest, ReasonUnsupportedOperation, "UNIMPLEMENTED", "UNSUPPORTED_OPERATION"},
+	ContentTypeNotSupported:   {"ContentTypeNotSupported", -32005, "Incompatible content types", "", http.StatusUnsupportedMediaType, ReasonContentType, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED"},
+	InvalidAgentResponse:      {"InvalidAgentResponse", -32006, "Invalid agent response", "", http.StatusBadGateway, ReasonInvalidAgentResponse, "INTERNAL", "INVALID_AGENT_RESPONSE"},
+	ExtendedCardNotConfigured: {"ExtendedCardNotConfigured", -32007, "Extended agent card not configured", "", http.StatusBadRequest, ReasonExtendedCardNotConfigured, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"},
+	ExtensionSupportRequired:  {"ExtensionSupportRequired", -32008, "Extension support required", "", http.StatusBadRequest, ReasonExtensionSupportRequired, "FAILED_PRECONDITION", "EXTENSION_SUPPORT_REQUIRED"},
+	VersionNotSupported:       {"VersionNotSupported", -32009, "Protocol version not supported", "", http.StatusBadRequest, ReasonVersion, "UNIMPLEMENTED", "VERSION_NOT_SUPPORTED"},
 }
 
 // Code is the JSON-RPC error code of the kind.
@@ -92,6 +94,15 @@ func (k Kind) TaskState() string { return k.row().taskState }
 // HTTPStatus is the status for transports that express errors as statuses
 // (the JSON-RPC binding itself always answers 200, except for auth kinds).
 func (k Kind) HTTPStatus() int { return k.row().http }
+
+// GRPCStatus is the google.rpc.Code name of the kind (e.g. "NOT_FOUND"): the
+// "status" of an error body of the A2A HTTP+JSON binding.
+func (k Kind) GRPCStatus() string { return k.row().grpc }
+
+// A2AReason is the A2A ErrorInfo reason of the kind (e.g. "TASK_NOT_FOUND",
+// domain a2a-protocol.org), which A2A clients map back to the protocol's
+// errors; "" for skillhost's own kinds (timeout, resource exhausted, …).
+func (k Kind) A2AReason() string { return k.row().a2a }
 
 // String is the kind's Go name, e.g. "ResourceExhausted".
 func (k Kind) String() string { return k.row().name }

@@ -27,6 +27,9 @@ const (
 	StdioURL = "stdio:"
 	// RPCPath is the JSON-RPC endpoint path under the base URL.
 	RPCPath = "/rpc"
+	// RESTPath is the base path of the HTTP+JSON binding's routes
+	// (/a2a/message:send, /a2a/tasks/{id}, …; /a2a/{tenant}/… for one plugin).
+	RESTPath = "/a2a"
 	// WellKnownPath is the host card's path.
 	WellKnownPath = "/.well-known/agent-card.json"
 	// AgentCardPathPrefix prefixes a plugin's card path: /agents/{name}/.well-known/agent-card.json.
@@ -69,6 +72,7 @@ type CardConfig struct {
 	Stdio            bool   // the stdio transport is served: advertise its binding
 	APIKeyAuth       bool   // clients authenticate with the X-API-Key header
 	BearerAuth       bool   // clients authenticate with Authorization: Bearer
+	Push             bool   // push notifications are served (capabilities.pushNotifications)
 }
 
 func (c CardConfig) withDefaults() CardConfig {
@@ -104,12 +108,14 @@ func BuildCard(cfg CardConfig, snap *plugin.Snapshot) *a2av1.AgentCard {
 	if snap != nil {
 		plugins = snap.Plugins
 	}
-	return buildCard(cfg, cfg.Name, cfg.Description, cfg.Version, "", plugins)
+	return buildCard(cfg, cfg.Name, cfg.Description, cfg.Version, "", plugins, nil)
 }
 
-// BuildAgentCard returns the card of one plugin (one agent): its skills only,
-// interfaces on the same /rpc with the plugin name as tenant, so a client
-// that honours the tenant reaches exactly this plugin's skills.
+// BuildAgentCard returns the card of one plugin (one agent): its skills only.
+// Its JSON-RPC interfaces are AgentRPCPath(name), which serves that
+// plugin's skills only (so the v0.3 card's `url` does too; they carry the
+// plugin name as tenant as well), and its HTTP+JSON interface is RESTPath
+// with the plugin name as tenant (/a2a/{name}/message:send, …).
 func BuildAgentCard(cfg CardConfig, p *plugin.Plugin) *a2av1.AgentCard {
 	cfg = cfg.withDefaults()
 	m := p.Manifest
@@ -117,13 +123,24 @@ func BuildAgentCard(cfg CardConfig, p *plugin.Plugin) *a2av1.AgentCard {
 	if desc == "" {
 		desc = m.Name
 	}
-	return buildCard(cfg, m.Name, desc, m.Version, m.Name, []*plugin.Plugin{p})
+	return buildCard(cfg, m.Name, desc, m.Version, m.Name, []*plugin.Plugin{p}, nil)
 }
 
-func buildCard(cfg CardConfig, name, desc, version, tenant string, plugins []*plugin.Plugin) *a2av1.AgentCard {
+// AgentRPCPath is the JSON-RPC endpoint restricted to one plugin's skills.
+func AgentRPCPath(name string) string {
+	return AgentCardPathPrefix + name + RPCPath
+}
+
+// buildCard renders a card of plugins' skills (those keep accepts, when it
+// is set), with interfaces for tenant ("" = the whole host).
+func buildCard(cfg CardConfig, name, desc, version, tenant string, plugins []*plugin.Plugin, keep func(p *plugin.Plugin, s *plugin.Skill) bool) *a2av1.AgentCard {
 	rpc := cfg.BaseURL + RPCPath
+	if tenant != "" {
+		rpc = cfg.BaseURL + AgentRPCPath(tenant)
+	}
 	ifaces := []*a2av1.AgentInterface{
 		{URL: rpc, ProtocolBinding: a2av1.TransportProtocolJSONRPC, ProtocolVersion: Version10, Tenant: tenant},
+		{URL: cfg.BaseURL + RESTPath, ProtocolBinding: a2av1.TransportProtocolHTTPJSON, ProtocolVersion: Version10, Tenant: tenant},
 		{URL: rpc, ProtocolBinding: a2av1.TransportProtocolJSONRPC, ProtocolVersion: Version03, Tenant: tenant},
 	}
 	if cfg.Stdio {
@@ -143,6 +160,9 @@ func buildCard(cfg CardConfig, name, desc, version, tenant string, plugins []*pl
 	limits := map[string]any{}
 	for _, p := range sortedPlugins(plugins) {
 		for _, s := range p.Manifest.Skills {
+			if keep != nil && !keep(p, s) {
+				continue
+			}
 			card.Skills = append(card.Skills, cardSkill(p, s))
 			limits[s.ID] = map[string]any{
 				"plugin":       p.Manifest.Name,
@@ -154,7 +174,8 @@ func buildCard(cfg CardConfig, name, desc, version, tenant string, plugins []*pl
 		}
 	}
 	card.Capabilities = a2av1.AgentCapabilities{
-		Streaming: true,
+		Streaming:         true,
+		PushNotifications: cfg.Push,
 		Extensions: []a2av1.AgentExtension{
 			{URI: ExtCleverAgents, Description: "skillhost's _cleveragents/* JSON-RPC dialect (sessions, context, skill/execute, agent/call, plans) on the same endpoint",
 				Params: map[string]any{"methods": CleverAgentsMethods}},

@@ -3,6 +3,8 @@ package a2a_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
@@ -124,9 +127,9 @@ func TestCardIsValidAndTruthful(t *testing.T) {
 		wantAuth   []string
 	}{
 		{"http only", a2a.CardConfig{BaseURL: "http://127.0.0.1:8080/", Version: "1.4.0"},
-			[]string{"JSONRPC 1.0 http://127.0.0.1:8080/rpc", "JSONRPC 0.3 http://127.0.0.1:8080/rpc"}, nil},
+			[]string{"JSONRPC 1.0 http://127.0.0.1:8080/rpc", "HTTP+JSON 1.0 http://127.0.0.1:8080/a2a", "JSONRPC 0.3 http://127.0.0.1:8080/rpc"}, nil},
 		{"hybrid with auth", a2a.CardConfig{BaseURL: "https://agents.example", Version: "1.4.0", Stdio: true, APIKeyAuth: true, BearerAuth: true},
-			[]string{"JSONRPC 1.0 https://agents.example/rpc", "JSONRPC 0.3 https://agents.example/rpc", a2a.BindingStdio + " 1.0 stdio:"},
+			[]string{"JSONRPC 1.0 https://agents.example/rpc", "HTTP+JSON 1.0 https://agents.example/a2a", "JSONRPC 0.3 https://agents.example/rpc", a2a.BindingStdio + " 1.0 stdio:"},
 			[]string{"apiKey", "bearer"}},
 	}
 	for _, tt := range tests {
@@ -226,17 +229,30 @@ func TestCardChangesWithPlugins(t *testing.T) {
 		t.Errorf("card did not change with the plugin set (etag %s -> %s)", e1, e2)
 	}
 	mustValidCard(t, sch, b2)
+	mustNoNulls(t, b2)
 
 	agent, _, err := cards.AgentCard(ctx, "math")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := mustValidCard(t, sch, agent)
+	mustNoNulls(t, agent)
 	if m["name"] != "math" || len(m["skills"].([]any)) != 1 {
 		t.Errorf("agent card name %v skills %v", m["name"], m["skills"])
 	}
-	if ifs := m["supportedInterfaces"].([]any); ifs[0].(map[string]any)["tenant"] != "math" {
-		t.Errorf("agent card interfaces do not carry the tenant: %v", ifs)
+	var ifaces []string
+	for _, i := range m["supportedInterfaces"].([]any) {
+		i := i.(map[string]any)
+		ifaces = append(ifaces, fmt.Sprintf("%v %v %v %v", i["protocolBinding"], i["protocolVersion"], i["url"], i["tenant"]))
+	}
+	wantIfaces := []string{"JSONRPC 1.0 http://127.0.0.1:8080/agents/math/rpc math", "HTTP+JSON 1.0 http://127.0.0.1:8080/a2a math",
+		"JSONRPC 0.3 http://127.0.0.1:8080/agents/math/rpc math"}
+	if diff := cmp.Diff(wantIfaces, ifaces); diff != "" {
+		t.Errorf("agent card interfaces (-want +got):\n%s", diff)
+	}
+	// The v0.3 url routes to this plugin only.
+	if m["url"] != "http://127.0.0.1:8080/agents/math/rpc" || m["preferredTransport"] != "JSONRPC" {
+		t.Errorf("agent card v0.3 url %v, preferredTransport %v", m["url"], m["preferredTransport"])
 	}
 	if _, _, err := cards.AgentCard(ctx, "nope"); !errors.Is(err, fault.ErrAgentNotFound) {
 		t.Errorf("unknown agent: %v", err)
@@ -254,18 +270,72 @@ func TestCardChangesWithPlugins(t *testing.T) {
 	}
 }
 
+// The extended card lists only the skills the caller's key may run.
 func TestExtendedCard(t *testing.T) {
 	t.Parallel()
-	snap := func() *plugin.Snapshot { return &plugin.Snapshot{} }
+	snap := func() *plugin.Snapshot {
+		return &plugin.Snapshot{Plugins: []*plugin.Plugin{testPlugin("text-tools", "1.0.0", "uppercase", "reverse"), testPlugin("math", "1.0.0", "add")}}
+	}
 	off := a2a.NewCardService(a2a.CardConfig{}, snap, a2a.CardServiceOptions{})
-	if _, err := off.ExtendedCard(context.Background()); !errors.Is(err, &fault.Error{Kind: fault.ExtendedCardNotConfigured}) {
+	if _, err := off.ExtendedCard(context.Background(), ""); !errors.Is(err, &fault.Error{Kind: fault.ExtendedCardNotConfigured}) {
 		t.Errorf("unconfigured extended card: %v, want -32007", err)
 	}
 	on := a2a.NewCardService(a2a.CardConfig{}, snap, a2a.CardServiceOptions{ExtendedCard: true})
-	card, err := on.ExtendedCard(context.Background())
-	if err != nil || !card.Capabilities.ExtendedAgentCard {
-		t.Errorf("extended card = %+v, %v", card, err)
+	tests := []struct {
+		name   string
+		scopes []string
+		tenant string
+		want   []string
+	}{
+		{"every scope", []string{"*"}, "", []string{"add", "uppercase", "reverse"}},
+		{"one skill", []string{"skill:upper*"}, "", []string{"uppercase"}},
+		{"one agent", []string{"agent:math"}, "", []string{"add"}},
+		{"no skill scope", []string{"method:GetTask"}, "", []string{}},
+		{"tenant", []string{"*"}, "math", []string{"add"}},
 	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := auth.With(context.Background(), mustPrincipal(t, tt.scopes...))
+			card, err := on.ExtendedCard(ctx, tt.tenant)
+			if err != nil || !card.Capabilities.ExtendedAgentCard {
+				t.Fatalf("extended card = %+v, %v", card, err)
+			}
+			v1, err := json.Marshal(card)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v03, err := json.Marshal(a2a.LegacyCard(card))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustNoNulls(t, v1)
+			mustNoNulls(t, v03)
+			got := []string{}
+			for _, s := range card.Skills {
+				got = append(got, s.ID)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("skills (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// mustPrincipal is the principal of a fresh API key holding scopes.
+func mustPrincipal(t *testing.T, scopes ...string) auth.Principal {
+	t.Helper()
+	const secret = "sk_test_principal"
+	sum := sha256.Sum256([]byte(secret))
+	keys, err := auth.NewKeySet([]auth.KeySpec{{ID: "k", SHA256: hex.EncodeToString(sum[:]), Scopes: scopes}}, auth.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := auth.NewAuthenticator(keys, nil).Authenticate(context.Background(), secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 // parseWithA2AGo parses a served card as an a2a-go v2.3.1 client configured
@@ -283,4 +353,30 @@ func parseWithA2AGo(body []byte) (*a2av1.AgentCard, error) {
 		return nil, err
 	}
 	return a2av0.NewAgentCardParser()(b)
+}
+
+// mustNoNulls fails when a card has a null member anywhere: clients of
+// typed languages choke on them, and the schema has no nulls.
+func mustNoNulls(t *testing.T, body []byte) {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case nil:
+			t.Errorf("card member %s is null", path)
+		case map[string]any:
+			for k, e := range v {
+				walk(path+"."+k, e)
+			}
+		case []any:
+			for i, e := range v {
+				walk(fmt.Sprintf("%s[%d]", path, i), e)
+			}
+		}
+	}
+	walk("$", v)
 }

@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/identity"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
@@ -163,13 +165,33 @@ func (c *CardService) AgentCard(ctx context.Context, name string) ([]byte, strin
 	return r.body, r.etag, nil
 }
 
-// ExtendedCard answers GetExtendedAgentCard: the host card when the service
-// was built with ExtendedCard, else ExtendedCardNotConfigured (-32007).
-func (c *CardService) ExtendedCard(ctx context.Context) (*a2av1.AgentCard, error) {
+// ExtendedCard answers GetExtendedAgentCard: the card of the host (or of
+// the plugin tenant names) listing only the skills the caller's principal
+// may run (its skill: and agent: scopes), when the service was built with
+// ExtendedCard; else ExtendedCardNotConfigured (-32007).
+func (c *CardService) ExtendedCard(ctx context.Context, tenant string) (*a2av1.AgentCard, error) {
 	if !c.extended {
 		return nil, fault.New(fault.ExtendedCardNotConfigured, fault.ReasonExtendedCardNotConfigured, "this host has no extended agent card")
 	}
-	return c.HostCard(ctx)
+	who := auth.From(ctx)
+	keep := func(p *plugin.Plugin, s *plugin.Skill) bool { return who.AllowSkill(p.Manifest.Name, s.ID) == nil }
+	snap := c.snapshot()
+	var plugins []*plugin.Plugin
+	if snap != nil {
+		plugins = snap.Plugins
+	}
+	name, desc, version := c.cfg.Name, c.cfg.Description, c.cfg.Version
+	if tenant != "" {
+		p, ok := pluginNamed(plugins, tenant)
+		if !ok {
+			return nil, fault.Newf(fault.InvalidParams, fault.ReasonUnknownTenant, "no agent (plugin) named %q", truncate(tenant, 64))
+		}
+		plugins = []*plugin.Plugin{p}
+		name, desc, version = p.Manifest.Name, cmp.Or(p.Manifest.Description, p.Manifest.Name), p.Manifest.Version
+	}
+	card := buildCard(c.cfg, name, desc, version, tenant, plugins, keep)
+	card.Capabilities.ExtendedAgentCard = true
+	return card, nil
 }
 
 // AgentCardPath is the HTTP path of a plugin's card.

@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
@@ -21,6 +23,20 @@ const (
 
 // MetaSkillID is the metadata key naming the skill a message is for.
 const MetaSkillID = "skillId"
+
+// tenantOf is a request's tenant: the agent the endpoint is restricted to
+// (POST /agents/{name}/rpc), else the request's own tenant. A request
+// naming another tenant than its endpoint's is InvalidParams.
+func tenantOf(ctx context.Context, tenant string) (string, error) {
+	agent := jsonrpc.TransportFrom(ctx).Agent
+	switch {
+	case agent == "":
+		return tenant, nil
+	case tenant == "" || tenant == agent:
+		return agent, nil
+	}
+	return "", fault.Newf(fault.InvalidParams, fault.ReasonUnknownTenant, "tenant %q is not this endpoint's agent %q", truncate(tenant, 64), truncate(agent, 64))
+}
 
 // route picks the skill of a message: message.metadata.skillId, else the
 // request's metadata.skillId, else the only skill in scope (one plugin when

@@ -3,6 +3,7 @@ package a2a
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	a2alegacy "github.com/a2aproject/a2a-go/a2a"
@@ -26,6 +27,12 @@ var (
 		"tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete"}
 )
 
+// IsMethod reports whether method is an A2A method (v1.0 or v0.3 name):
+// what an agent's own endpoint (POST /agents/{name}/rpc) serves.
+func IsMethod(method string) bool {
+	return slices.Contains(MethodsV10, method) || slices.Contains(MethodsV03, method)
+}
+
 // Register adds every A2A method (v1.0 and v0.3 names) to eng. The method
 // name decides the wire shape of params and results.
 func Register(eng *jsonrpc.Engine, svc *Service) {
@@ -33,8 +40,10 @@ func Register(eng *jsonrpc.Engine, svc *Service) {
 	// batches and as notifications before they start a task.
 	opts := func(name string) []jsonrpc.MethodOption {
 		switch name {
-		case "SendStreamingMessage", "SubscribeToTask", "message/stream", "tasks/resubscribe":
+		case "SendStreamingMessage", "SubscribeToTask":
 			return []jsonrpc.MethodOption{jsonrpc.Streaming()}
+		case "message/stream", "tasks/resubscribe": // v0.3 clients read only SSE
+			return []jsonrpc.MethodOption{jsonrpc.Streaming(), jsonrpc.ErrorsAsEvents()}
 		}
 		return nil
 	}
@@ -52,7 +61,7 @@ func Register(eng *jsonrpc.Engine, svc *Service) {
 				return nil, err
 			}
 			return h(ctx, req.Params)
-		}, opts(name)...)
+		}, append(opts(name), jsonrpc.ObjectData())...) // v0.3 clients decode data as an object
 	}
 	v1("SendMessage", func(ctx context.Context, p json.RawMessage) (any, error) {
 		var req a2av1.SendMessageRequest
@@ -104,8 +113,18 @@ func Register(eng *jsonrpc.Engine, svc *Service) {
 		ts, err := svc.SubscribeToTask(ctx, &req)
 		return v1Stream(ts), err
 	})
-	v1("GetExtendedAgentCard", func(ctx context.Context, _ json.RawMessage) (any, error) {
-		return svc.cfg.Cards.ExtendedCard(ctx)
+	v1("GetExtendedAgentCard", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var req a2av1.GetExtendedAgentCardRequest
+		if len(p) > 0 && string(p) != "null" {
+			if err := decode(p, &req); err != nil {
+				return nil, err
+			}
+		}
+		tenant, err := tenantOf(ctx, req.Tenant)
+		if err != nil {
+			return nil, err
+		}
+		return svc.cfg.Cards.ExtendedCard(ctx, tenant)
 	})
 	eng.Register(VerifyMethod, svc.verify)
 
@@ -172,11 +191,11 @@ func Register(eng *jsonrpc.Engine, svc *Service) {
 		return v03Stream(ts), err
 	})
 	v0("agent/getAuthenticatedExtendedCard", func(ctx context.Context, _ json.RawMessage) (any, error) {
-		card, err := svc.cfg.Cards.ExtendedCard(ctx)
+		card, err := svc.cfg.Cards.ExtendedCard(ctx, jsonrpc.TransportFrom(ctx).Agent)
 		if err != nil {
 			return nil, err
 		}
-		return a2av0.FromV1AgentCard(card), nil
+		return LegacyCard(card), nil
 	})
 
 	push := func(ctx context.Context, _ json.RawMessage) (any, error) {
@@ -278,4 +297,17 @@ func v03Stream(ts *TaskStream) any {
 		}
 		return out, nil
 	}}
+}
+
+// LegacyCard is card in the v0.3 shape, without null members (a2av0 leaves
+// an empty skill list nil).
+func LegacyCard(card *a2av1.AgentCard) *a2alegacy.AgentCard {
+	out := a2av0.FromV1AgentCard(card)
+	if out.Skills == nil {
+		out.Skills = []a2alegacy.AgentSkill{}
+	}
+	if out.AdditionalInterfaces == nil {
+		out.AdditionalInterfaces = []a2alegacy.AgentInterface{}
+	}
+	return out
 }

@@ -68,6 +68,9 @@ func (s *Service) GetTask(ctx context.Context, req *a2av1.GetTaskRequest) (*a2av
 // another principal's task is TaskNotFound, exactly like a missing one.
 // live reports a task that a blocking SendMessage runs (not stored yet).
 func (s *Service) owned(ctx context.Context, id a2av1.TaskID, tenant string) (rec *Record, live bool, err error) {
+	if tenant, err = tenantOf(ctx, tenant); err != nil {
+		return nil, false, err
+	}
 	who := auth.From(ctx)
 	rec, live, err = s.cfg.Tasks.Owned(ctx, who.Owner(), id)
 	if err != nil {
@@ -81,13 +84,17 @@ func (s *Service) owned(ctx context.Context, id a2av1.TaskID, tenant string) (re
 
 // ListTasks lists tasks, newest update first.
 func (s *Service) ListTasks(ctx context.Context, req *a2av1.ListTasksRequest) (*a2av1.ListTasksResponse, error) {
+	tenant, err := tenantOf(ctx, req.Tenant)
+	if err != nil {
+		return nil, err
+	}
 	st := StateOf(req.Status)
 	if req.Status != "" {
 		if _, ok := ParseState(string(req.Status)); !ok {
 			return nil, fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "unknown status %q", truncate(string(req.Status), 64))
 		}
 	}
-	return s.cfg.Tasks.List(ctx, ListQuery{Owner: auth.From(ctx).Owner(), ContextID: req.ContextID, Status: st, Tenant: req.Tenant,
+	return s.cfg.Tasks.List(ctx, ListQuery{Owner: auth.From(ctx).Owner(), ContextID: req.ContextID, Status: st, Tenant: tenant,
 		After: req.StatusTimestampAfter, PageSize: req.PageSize, PageToken: req.PageToken,
 		IncludeArtifacts: req.IncludeArtifacts, HistoryLength: req.HistoryLength})
 }

@@ -156,6 +156,10 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 	if err := checkOutputModes(req.Config); err != nil {
 		return nil, nil, nil, err
 	}
+	var err error
+	if req.Tenant, err = tenantOf(ctx, req.Tenant); err != nil {
+		return nil, nil, nil, err
+	}
 	p, skill, err := route(s.cfg.Snapshot(), req.Tenant, req)
 	if err != nil {
 		return nil, nil, nil, err

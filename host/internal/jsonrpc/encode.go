@@ -27,7 +27,7 @@ var nullID = json.RawMessage("null")
 func EncodeResult(id json.RawMessage, v any) []byte {
 	b, err := encodeResult(id, v)
 	if err != nil {
-		return encodeFault(id, Envelope{}, "", fault.Wrap(fault.Internal, fault.ReasonInternal, err, "internal error"), false)
+		return encodeFault(id, Envelope{}, "", fault.Wrap(fault.Internal, fault.ReasonInternal, err, "internal error"), styleDefault)
 	}
 	return b
 }
@@ -52,7 +52,7 @@ func encodeResult(id json.RawMessage, v any) ([]byte, error) {
 // request_id and session_id of the error data.
 func EncodeError(ctx context.Context, id json.RawMessage, env Envelope, err error) []byte {
 	fe, _ := safeFault(err)
-	return encodeFault(id, env, TransportFrom(ctx).RequestID, fe, false)
+	return encodeFault(id, env, TransportFrom(ctx).RequestID, fe, styleDefault)
 }
 
 // safeFault classifies err for the wire: a *fault.Error in the chain is
@@ -79,11 +79,19 @@ type wireError struct {
 	Data    any    `json:"data"`
 }
 
-// encodeFault encodes an error response; info forces the ErrorInfo-array
-// form of `data` (A2A v1.0 methods), which A2A kinds always get.
-func encodeFault(id json.RawMessage, env Envelope, transportRID string, fe *fault.Error, info bool) []byte {
+// dataStyle is the form of an error's `data`.
+type dataStyle uint8
+
+const (
+	styleDefault dataStyle = iota // an object; an ErrorInfo array for A2A kinds
+	styleInfo                     // always an ErrorInfo array (A2A v1.0 methods)
+	styleObject                   // always an object (A2A v0.3 methods)
+)
+
+// encodeFault encodes an error response with `data` in style.
+func encodeFault(id json.RawMessage, env Envelope, transportRID string, fe *fault.Error, style dataStyle) []byte {
 	e := wireError{Code: fe.Kind.Code(), Message: fe.Message()}
-	info = info || fe.Kind.IsA2A()
+	info := style == styleInfo || (style == styleDefault && fe.Kind.IsA2A())
 	e.Data = errorData(env, transportRID, fe, true, info)
 	body, err := json.Marshal(e)
 	if err != nil { // a Data value that cannot be encoded: drop the extras
@@ -153,6 +161,20 @@ func errorData(env Envelope, transportRID string, fe *fault.Error, extras, info 
 		data["session_id"] = sid
 	}
 	return data
+}
+
+// ErrorInfo classifies err for the wire (safeFault: hidden reports an
+// error whose text is not sent, which the caller should log) and returns the
+// google.rpc.ErrorInfo object an A2A v1.0 JSON-RPC error carries for it
+// (domain ErrorDomain, metadata with request_id, timestamp, session_id and
+// the error's data), for the protocol's other bindings.
+func ErrorInfo(ctx context.Context, err error) (fe *fault.Error, info map[string]any, hidden bool) {
+	fe, hidden = safeFault(err)
+	data := errorData(Envelope{}, TransportFrom(ctx).RequestID, fe, true, true).([]any)
+	if _, jerr := json.Marshal(data); jerr != nil {
+		data = errorData(Envelope{}, TransportFrom(ctx).RequestID, fe, false, true).([]any)
+	}
+	return fe, data[0].(map[string]any), hidden
 }
 
 // upperSnake turns a reason into ErrorInfo's UPPER_SNAKE_CASE.

@@ -42,6 +42,8 @@ type Engine struct {
 	methods   map[string]Handler
 	errorInfo map[string]bool // methods whose errors always carry ErrorInfo data
 	streams   map[string]bool // methods whose result is a Stream
+	events    map[string]bool // methods whose errors are sent as a stream event
+	objects   map[string]bool // methods whose errors always carry object data
 }
 
 // MethodOption marks a method at registration.
@@ -52,6 +54,19 @@ type MethodOption func(e *Engine, method string)
 // before its handler runs, so it has no effect there.
 func Streaming() MethodOption {
 	return func(e *Engine, method string) { e.streams[method] = true }
+}
+
+// ErrorsAsEvents marks a streaming method whose errors (including those
+// raised before its stream starts) are delivered as one stream event: A2A
+// v0.3 clients of message/stream read only Server-Sent Events.
+func ErrorsAsEvents() MethodOption {
+	return func(e *Engine, method string) { e.events[method] = true }
+}
+
+// ObjectData makes every error of the method carry `data` as an object,
+// A2A kinds included (what A2A v0.3 clients decode).
+func ObjectData() MethodOption {
+	return func(e *Engine, method string) { e.objects[method] = true }
 }
 
 // ErrorInfoData makes every error of the method carry `data` as an array of
@@ -165,6 +180,8 @@ func NewEngine(opts ...Option) *Engine {
 		methods:          map[string]Handler{},
 		errorInfo:        map[string]bool{},
 		streams:          map[string]bool{},
+		events:           map[string]bool{},
+		objects:          map[string]bool{},
 	}
 	for _, o := range opts {
 		o(e)
@@ -237,13 +254,25 @@ func (e *Engine) Handle(ctx context.Context, body []byte) Reply {
 		return Reply{}
 	}
 	if err != nil {
-		return e.requestError(ctx, req, err)
+		r := e.requestError(ctx, req, err)
+		e.mu.RLock()
+		r.ErrorEvent = e.events[req.Method]
+		e.mu.RUnlock()
+		return r
 	}
 	if s, ok := res.(Stream); ok {
 		return Reply{stream: &streamReply{eng: e, req: req, src: s}}
 	}
 	body, release := e.hold(ctx, req, e.result(ctx, req, res))
 	return Reply{Body: body, release: release}
+}
+
+// Invoke runs one method as a single request would (the middleware, the
+// endpoint's method filter, panic recovery) and returns its result value,
+// which may be a Stream, undecoded: other bindings of the same methods (the
+// A2A HTTP+JSON routes) encode it themselves. params is the params object.
+func (e *Engine) Invoke(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	return e.call(ctx, &Request{ID: json.RawMessage(`0`), Method: method, Params: params}, true)
 }
 
 // refuseStream closes res if it is a Stream that cannot be delivered (in a
@@ -282,6 +311,9 @@ func (e *Engine) call(ctx context.Context, req *Request, single bool) (res any, 
 	}
 	env, envErr := readEnvelope(req.Params, e.accept)
 	req.Meta = env
+	if allow := TransportFrom(ctx).Allow; ok && allow != nil && !allow(req.Method) {
+		ok = false
+	}
 	if !ok {
 		return nil, e.reject(ctx, req.Method, fault.Newf(fault.MethodNotFound, fault.ReasonUnknownMethod, "method %q not found", req.Method))
 	}
@@ -299,7 +331,7 @@ func (e *Engine) call(ctx context.Context, req *Request, single bool) (res any, 
 }
 
 func (e *Engine) errorReply(ctx context.Context, id json.RawMessage, env Envelope, err error) Reply {
-	return e.encodeError(ctx, id, env, e.reject(ctx, "", err), false)
+	return e.encodeError(ctx, id, env, e.reject(ctx, "", err), styleDefault)
 }
 
 // reject tells WithRejected's function of a request refused before its
@@ -314,16 +346,22 @@ func (e *Engine) reject(ctx context.Context, method string, err error) error {
 // requestError answers a decoded request with err, in the error-data style
 // of its method (see RegisterA2A).
 func (e *Engine) requestError(ctx context.Context, req *Request, err error) Reply {
+	style := styleDefault
 	e.mu.RLock()
-	info := e.errorInfo[req.Method]
+	switch {
+	case e.errorInfo[req.Method]:
+		style = styleInfo
+	case e.objects[req.Method]:
+		style = styleObject
+	}
 	e.mu.RUnlock()
-	return e.encodeError(ctx, req.ID, req.Meta, err, info)
+	return e.encodeError(ctx, req.ID, req.Meta, err, style)
 }
 
-func (e *Engine) encodeError(ctx context.Context, id json.RawMessage, env Envelope, err error, info bool) Reply {
+func (e *Engine) encodeError(ctx context.Context, id json.RawMessage, env Envelope, err error, style dataStyle) Reply {
 	fe, hidden := safeFault(err)
 	if hidden {
 		e.log.ErrorContext(ctx, "jsonrpc: internal error", "err", err)
 	}
-	return Reply{Body: encodeFault(id, env, TransportFrom(ctx).RequestID, fe, info), Err: fe}
+	return Reply{Body: encodeFault(id, env, TransportFrom(ctx).RequestID, fe, style), Err: fe}
 }

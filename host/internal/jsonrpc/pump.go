@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -68,6 +69,39 @@ func (r Reply) Pump(ctx context.Context, send func(msg []byte) error, opts ...Pu
 	if st == nil {
 		return nil
 	}
+	return st.pump(ctx, func(ev event) []byte {
+		if ev.err != nil {
+			return st.eng.requestError(ctx, st.req, ev.err).Body
+		}
+		return st.eng.result(ctx, st.req, ev.value)
+	}, send, opts...)
+}
+
+// PumpRaw delivers src, a Stream whose events are already encoded
+// ([]byte or json.RawMessage, e.g. the A2A HTTP+JSON binding's events), with
+// Pump's guarantees (keep-alives, panic recovery, Close). An error from src
+// ends the stream without an event: such a stream encodes its own errors as
+// events before ending. name labels log lines.
+func (e *Engine) PumpRaw(ctx context.Context, name string, src Stream, send func(msg []byte) error, opts ...PumpOption) error {
+	st := &streamReply{eng: e, req: &Request{Method: name}, src: src}
+	return st.pump(ctx, func(ev event) []byte {
+		if ev.err != nil {
+			e.log.WarnContext(ctx, "jsonrpc: raw stream failed", "stream", name, "err", ev.err)
+			return nil
+		}
+		switch b := ev.value.(type) {
+		case []byte:
+			return b
+		case json.RawMessage:
+			return b
+		}
+		e.log.ErrorContext(ctx, "jsonrpc: raw stream event is not bytes", "stream", name, "type", fmt.Sprintf("%T", ev.value))
+		return nil
+	}, send, opts...)
+}
+
+// pump runs the stream, sending encode(event) for each event (nil: end).
+func (st *streamReply) pump(ctx context.Context, encode func(event) []byte, send func(msg []byte) error, opts ...PumpOption) error {
 	var cfg pumpConfig
 	for _, o := range opts {
 		o(&cfg)
@@ -98,11 +132,15 @@ func (r Reply) Pump(ctx context.Context, send func(msg []byte) error, opts ...Pu
 			if !ok || errors.Is(ev.err, io.EOF) { // ended (ctx done) or finished
 				return nil
 			}
-			if ev.err != nil {
-				return send(st.eng.requestError(ctx, st.req, ev.err).Body)
+			msg := encode(ev)
+			if msg == nil {
+				return nil
 			}
-			if err := send(st.eng.result(ctx, st.req, ev.value)); err != nil {
+			if err := send(msg); err != nil {
 				return err
+			}
+			if ev.err != nil {
+				return nil
 			}
 		}
 	}

@@ -51,6 +51,11 @@ type Reply struct {
 	// 403, 429).
 	Err *fault.Error
 
+	// ErrorEvent reports that Body is the error of a method whose errors
+	// are sent as one stream event (ErrorsAsEvents): a transport that
+	// streams with Server-Sent Events sends Body as one SSE event.
+	ErrorEvent bool
+
 	stream  *streamReply
 	release func() // gives Body's bytes back to the response budget
 }
@@ -62,6 +67,13 @@ type TransportInfo struct {
 	RequestID  string              // transport-level request id, used in error data when the envelope has none
 	Header     func(string) string // request header lookup; nil when the transport has none
 	RemoteAddr string              // peer address, "" when not applicable
+	// Agent is the agent (plugin) the endpoint is restricted to, e.g.
+	// "text" for POST /agents/text/rpc; "" for the whole host. A2A methods
+	// route to that plugin's skills only.
+	Agent string
+	// Allow, when set, is the endpoint's method filter: a method it refuses
+	// is answered -32601 as if it did not exist. Nil allows every method.
+	Allow func(method string) bool
 }
 
 type transportKey struct{}

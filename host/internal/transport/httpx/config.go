@@ -5,9 +5,12 @@ import (
 	"crypto/tls"
 	"io/fs"
 	"log/slog"
+	"net/url"
 	"time"
 
+	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 )
 
 // Config configures the HTTP transport. Zero fields take the defaults.
@@ -68,6 +71,17 @@ type Config struct {
 	// metrics), those the server refused before routing them too; it runs
 	// on the request's goroutine. Optional. Default: none.
 	Access func(ctx context.Context, a Access)
+	// AgentMethods are the methods POST /agents/{name}/rpc serves (the A2A
+	// methods), restricted to that agent's skills. Optional. Default: none.
+	AgentMethods func(method string) bool
+	// REST serves the A2A HTTP+JSON binding under RESTPath (any HTTP
+	// method, guarded as /rpc): path is below RESTPath; the reply is status
+	// and body, or stream (its events already encoded, sent as Server-Sent
+	// Events); fe is the error body carries, for 401/429 headers. Optional.
+	// Default: nil (no such routes).
+	REST func(ctx context.Context, method, path string, query url.Values, body []byte) (status int, resp []byte, stream jsonrpc.Stream, fe *fault.Error)
+	// RESTPath is the path prefix of REST. Optional. Default: "/a2a".
+	RESTPath string
 	// Logger receives request errors. Optional. Default: slog.Default().
 	Logger *slog.Logger
 	// Ready reports whether the host can serve state (its NATS connection
@@ -95,6 +109,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxConns <= 0 {
 		c.MaxConns = 1024
+	}
+	if c.RESTPath == "" {
+		c.RESTPath = "/a2a"
 	}
 	if c.KeepAlive <= 0 {
 		c.KeepAlive = 15 * time.Second

@@ -23,7 +23,12 @@ var errClientGone = errors.New("httpx: the client closed the connection")
 // down to its sandbox call — stops instead of running to its deadline for
 // nobody. done releases it; call it when the response is complete.
 func (s *Server) requestContext(c *fiber.Ctx) (ctx context.Context, done func()) {
-	ctx, cancel := context.WithCancelCause(auth.With(jsonrpc.WithTransport(s.base, s.transportInfo(c)), principalOf(c)))
+	return s.requestContextWith(c, s.transportInfo(c))
+}
+
+// requestContextWith is requestContext with the transport info given.
+func (s *Server) requestContextWith(c *fiber.Ctx, info jsonrpc.TransportInfo) (ctx context.Context, done func()) {
+	ctx, cancel := context.WithCancelCause(auth.With(jsonrpc.WithTransport(s.base, info), principalOf(c)))
 	stop := watchPeer(c.Context().Conn(), func() { cancel(errClientGone) })
 	return ctx, func() {
 		stop()

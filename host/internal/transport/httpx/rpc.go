@@ -19,7 +19,23 @@ import (
 // sent as Server-Sent Events. The call runs with the request's context,
 // canceled when the client goes away.
 func (s *Server) rpc(c *fiber.Ctx) error {
-	ctx, done := s.requestContext(c)
+	return s.serveRPC(c, s.transportInfo(c))
+}
+
+// agentRPC serves POST /agents/{name}/rpc: /rpc restricted to one agent
+// (plugin): only the methods of Config.AgentMethods, routed to its skills.
+func (s *Server) agentRPC(c *fiber.Ctx) error {
+	info := s.transportInfo(c)
+	info.Agent = c.Params("name")
+	info.Allow = s.cfg.AgentMethods
+	if info.Allow == nil {
+		info.Allow = func(string) bool { return false }
+	}
+	return s.serveRPC(c, info)
+}
+
+func (s *Server) serveRPC(c *fiber.Ctx, info jsonrpc.TransportInfo) error {
+	ctx, done := s.requestContextWith(c, info)
 	body := bytes.Clone(c.Body()) // handlers may outlive Fiber's buffer
 	c.Locals(rpcLocal, true)
 	reply := s.engine.Handle(ctx, body)
@@ -30,7 +46,20 @@ func (s *Server) rpc(c *fiber.Ctx) error {
 	if reply.Body == nil {
 		return c.SendStatus(fiber.StatusNoContent)
 	}
-	sendReply(c, s.replyStatus(c, reply.Err), reply)
+	status := s.replyStatus(c, reply.Err)
+	if reply.ErrorEvent && status == fiber.StatusOK {
+		// A v0.3 streaming method: its clients read only SSE, so the
+		// error is the stream's one event.
+		defer reply.Done()
+		setSSEHeaders(c)
+		var buf bytes.Buffer
+		w := bufio.NewWriter(&buf)
+		if err := writeEvent(w, reply.Body); err != nil {
+			return err
+		}
+		return c.Send(buf.Bytes())
+	}
+	sendReply(c, status, reply)
 	return nil
 }
 
@@ -128,10 +157,7 @@ func validID(id json.RawMessage) bool {
 // response, keep-alive comments while idle, until the stream ends, the
 // client goes away (ctx ends) or Shutdown starts. done releases ctx.
 func (s *Server) stream(c *fiber.Ctx, ctx context.Context, done func(), reply jsonrpc.Reply) error {
-	c.Set(fiber.HeaderContentType, "text/event-stream")
-	c.Set(fiber.HeaderCacheControl, "no-cache")
-	c.Set("X-Accel-Buffering", "no")
-	c.Status(fiber.StatusOK)
+	setSSEHeaders(c)
 	ctx, cancel := context.WithCancel(ctx)
 	stopOnShutdown := context.AfterFunc(s.streams, cancel) // a stream may last as long as its task
 	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
@@ -147,6 +173,13 @@ func (s *Server) stream(c *fiber.Ctx, ctx context.Context, done func(), reply js
 			}))
 	})
 	return nil
+}
+
+func setSSEHeaders(c *fiber.Ctx) {
+	c.Set(fiber.HeaderContentType, "text/event-stream")
+	c.Set(fiber.HeaderCacheControl, "no-cache")
+	c.Set("X-Accel-Buffering", "no")
+	c.Status(fiber.StatusOK)
 }
 
 func writeEvent(w *bufio.Writer, msg []byte) error {

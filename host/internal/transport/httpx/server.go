@@ -72,9 +72,13 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 	s.app.Get("/agents/:name/.well-known/agent-card.json", s.agentCard)
 	s.app.Get(JWKSPath, s.jwks)
 	s.app.Post("/rpc", s.guard, s.rpc)
+	s.app.Post("/agents/:name/rpc", s.guard, s.agentRPC)
 	s.app.Post("/events", s.guard, s.events)
 	if cfg.Events != nil {
 		s.app.Get("/events", s.guard, s.subscribe)
+	}
+	if cfg.REST != nil {
+		s.app.All(cfg.RESTPath+"/*", s.guard, s.rest)
 	}
 	if metrics != nil {
 		s.app.Get("/metrics", s.guard, s.metricsScope, adaptor.HTTPHandler(metrics))
@@ -229,7 +233,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	if errors.As(err, &fe) {
 		status = fe.Code
 	}
-	if c.Path() == "/rpc" || c.Path() == "/events" {
+	if c.Path() == "/rpc" || c.Path() == "/events" || isAgentRPC(c.Path()) {
 		rpcErr := fault.Wrap(fault.Internal, fault.ReasonInternal, err, "internal error")
 		switch status {
 		case fiber.StatusRequestEntityTooLarge:
@@ -251,6 +255,11 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		s.report(c, 0)
 	}
 	return err
+}
+
+// isAgentRPC reports whether path is an agent's JSON-RPC endpoint.
+func isAgentRPC(path string) bool {
+	return strings.HasPrefix(path, "/agents/") && strings.HasSuffix(path, "/rpc")
 }
 
 func (s *Server) sendError(c *fiber.Ctx, status int, err error) error {
