@@ -43,6 +43,15 @@ func (h *Host) setupA2A(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("a2a task store: %w", err)
 	}
+	contexts, err := a2a.OpenContexts(ctx, h.store, h.cfg.A2A.ContextIdle, h.log)
+	if err != nil {
+		return fmt.Errorf("a2a contexts: %w", err)
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		contexts.Run(h.bg)
+	}()
 	h.tasks, err = a2a.NewService(a2a.ServiceConfig{
 		Executor:         h.registry,
 		Snapshot:         h.registry.Snapshot,
@@ -52,6 +61,7 @@ func (h *Host) setupA2A(ctx context.Context) error {
 		MaxMetadataBytes: int(h.cfg.A2A.MaxMetadata),
 		MaxHistoryBytes:  int(h.cfg.A2A.MaxHistory),
 		Guard:            h.guard,
+		Contexts:         contexts,
 	})
 	if err != nil {
 		return fmt.Errorf("a2a service: %w", err)

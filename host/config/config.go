@@ -124,6 +124,28 @@ type A2A struct {
 	// MaxListBytes caps the task bytes one ListTasks call decodes and
 	// returns; a page ends early (with a nextPageToken) when it is reached.
 	MaxListBytes ByteSize `koanf:"max_list_bytes"`
+	// ContextIdle closes an A2A context (the session its messages share)
+	// unused this long.
+	ContextIdle time.Duration `koanf:"context_idle"`
+	// Push configures push notifications.
+	Push Push `koanf:"push"`
+}
+
+// Push configures A2A push notifications: task updates POSTed to the
+// client's URL (guarded as http_fetch: net.allow_private opens private
+// targets).
+type Push struct {
+	// MaxPerTask caps the push configs of one task.
+	MaxPerTask int `koanf:"max_per_task"`
+	// MaxPerKey caps the push configs one principal (API key) holds.
+	MaxPerKey int `koanf:"max_per_key"`
+	// Timeout bounds one POST.
+	Timeout time.Duration `koanf:"timeout"`
+	// MaxAttempts bounds the POSTs of one update (retried with backoff).
+	MaxAttempts int `koanf:"max_attempts"`
+	// MaxPending caps the updates waiting to be delivered on one host;
+	// beyond it an update is dropped (and logged).
+	MaxPending int `koanf:"max_pending"`
 }
 
 // TLS is the certificate and key of the HTTPS listener (PEM files).
@@ -271,7 +293,8 @@ func Defaults() Config {
 			Rate: auth.DefaultRate, SessionRate: auth.DefaultSessionRate, MaxOpenSessions: auth.DefaultMaxOpenSessions,
 			MaxConcurrentCalls: auth.DefaultMaxConcurrentCalls, MaxContextBytes: auth.DefaultMaxContextBytes,
 		}},
-		A2A:      A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB},
+		A2A: A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB, ContextIdle: 24 * time.Hour,
+			Push: Push{MaxPerTask: 10, MaxPerKey: 100, Timeout: 10 * time.Second, MaxAttempts: 5, MaxPending: 1024}},
 		Events:   Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256},
 		Tracing:  Tracing{SampleRatio: 1},
 		Identity: Identity{KeyFile: []string{}},

@@ -39,6 +39,12 @@ func (s *Service) run(ctx context.Context, rec *Record, input json.RawMessage, r
 	if s.cfg.Tasks.prov != nil {
 		call.Delegated = peers.add
 	}
+	if c := s.cfg.Contexts; c != nil { // the context's session, created when the skill first uses it
+		call.Session = func(ctx context.Context) (string, error) {
+			who := auth.From(ctx)
+			return c.session(ctx, who, task.ContextID, who.Limits().MaxOpenSessions)
+		}
+	}
 	out, err := s.cfg.Executor.Execute(hostfn.WithCall(ctx, call), plugin.Call{SkillID: rec.SkillID, Input: input, RequestID: reqID})
 	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		err = cause // canceled by CancelTask or shutdown: report why

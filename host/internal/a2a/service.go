@@ -47,6 +47,9 @@ type ServiceConfig struct {
 	// Guard caps the tasks of one API key running at once. Optional.
 	// Default: an in-memory one.
 	Guard *auth.Guard
+	// Contexts maps each contextId to a session the skill runs in.
+	// Optional. Default: nil (skills called through A2A get no session).
+	Contexts *Contexts
 }
 
 // Service implements the A2A task methods over the plugin registry.

@@ -21,6 +21,10 @@ type Call struct {
 	// provenance); set, agent_call asks a signing peer for its signed task.
 	// nil: none are kept.
 	Delegated func(*provenance.PeerResult)
+	// Session, when SessionID is empty, resolves the calling session on
+	// the first use of a context function (an A2A context's session is
+	// created only when a skill uses it); nil: no session.
+	Session func(ctx context.Context) (string, error)
 }
 
 // Progress is one progress report from a plugin.

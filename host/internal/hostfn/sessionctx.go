@@ -45,7 +45,7 @@ func (f *funcs) contextGet(ctx context.Context, call *Call, req []byte) (any, *g
 	if gerr := decodeRequest(req, &r); gerr != nil {
 		return nil, gerr
 	}
-	if gerr := f.contextReady(call); gerr != nil {
+	if gerr := f.contextReady(ctx, call); gerr != nil {
 		return nil, gerr
 	}
 	e, err := f.deps.Context.GetContext(ctx, call.SessionID, r.Key)
@@ -72,7 +72,7 @@ func (f *funcs) contextSet(ctx context.Context, call *Call, req []byte) (any, *g
 	case r.TTLMs < 0 || r.TTLMs > MaxContextTTL.Milliseconds():
 		return nil, errorf(CodeBadRequest, "ttl_ms %d: must be 0 (no expiry) up to %d", r.TTLMs, MaxContextTTL.Milliseconds())
 	}
-	if gerr := f.contextReady(call); gerr != nil {
+	if gerr := f.contextReady(ctx, call); gerr != nil {
 		return nil, gerr
 	}
 	e, err := f.deps.Context.SetContext(ctx, call.SessionID, r.Key, r.Value, time.Duration(r.TTLMs)*time.Millisecond)
@@ -84,7 +84,14 @@ func (f *funcs) contextSet(ctx context.Context, call *Call, req []byte) (any, *g
 	return res, nil
 }
 
-func (f *funcs) contextReady(call *Call) *guestError {
+func (f *funcs) contextReady(ctx context.Context, call *Call) *guestError {
+	if f.deps.Context != nil && call.SessionID == "" && call.Session != nil {
+		id, err := call.Session(ctx)
+		if err != nil {
+			return f.storeError(ctx, call, err)
+		}
+		call.SessionID = id
+	}
 	switch {
 	case f.deps.Context == nil:
 		return errorf(CodeUnavailable, "this host has no session context store")
