@@ -37,6 +37,7 @@ func (h *Host) setupA2A(ctx context.Context) error {
 		Stdio:      h.cfg.Stdio,
 		APIKeyAuth: keys,
 		BearerAuth: keys,
+		Push:       true,
 	}, h.registry.Snapshot, a2a.CardServiceOptions{Logger: h.log, Signer: h.signer, ExtendedCard: true})
 	h.registry.OnChange(h.cards.Update)
 	tasks, err := a2a.OpenTaskStore(ctx, h.store, a2a.TaskStoreConfig{MaxListBytes: int64(h.cfg.A2A.MaxListBytes), Logger: h.log, Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName)})
@@ -52,6 +53,19 @@ func (h *Host) setupA2A(ctx context.Context) error {
 		defer h.wg.Done()
 		contexts.Run(h.bg)
 	}()
+	pc := h.cfg.A2A.Push
+	pushNet := h.parts.Net // http_fetch's dial guard (net.allow_private), with the push timeout
+	pushNet.Timeout = pc.Timeout
+	push, err := a2a.OpenPush(ctx, h.store, a2a.PushOptions{Net: pushNet, MaxPerTask: pc.MaxPerTask, MaxPerKey: pc.MaxPerKey,
+		MaxAttempts: pc.MaxAttempts, MaxPending: pc.MaxPending, Logger: h.log})
+	if err != nil {
+		return fmt.Errorf("a2a push: %w", err)
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		push.Run(h.bg)
+	}()
 	h.tasks, err = a2a.NewService(a2a.ServiceConfig{
 		Executor:         h.registry,
 		Snapshot:         h.registry.Snapshot,
@@ -62,6 +76,7 @@ func (h *Host) setupA2A(ctx context.Context) error {
 		MaxHistoryBytes:  int(h.cfg.A2A.MaxHistory),
 		Guard:            h.guard,
 		Contexts:         contexts,
+		Push:             push,
 	})
 	if err != nil {
 		return fmt.Errorf("a2a service: %w", err)

@@ -76,7 +76,9 @@ const (
 	ReasonInvalidTransition         = "invalid_transition" // a task state change the state machine forbids
 	ReasonTaskContinuation          = "task_continuation"  // a follow-up message to an existing task
 	ReasonPushNotSupported          = "push_not_supported"
-	ReasonContentType               = "content_type" // a part or output mode other than JSON or text
+	ReasonPushLimit                 = "push_limit"            // a2a.push.max_per_task or max_per_key push configs are stored
+	ReasonPushConfigNotFound        = "push_config_not_found" // no push config with this id on the task
+	ReasonContentType               = "content_type"          // a part or output mode other than JSON or text
 	ReasonExtendedCardNotConfigured = "extended_card_not_configured"
 
 	// Responses.
@@ -171,6 +173,8 @@ var reasonKinds = map[string][]Kind{
 	ReasonInvalidTransition:         {InvalidState},
 	ReasonTaskContinuation:          {UnsupportedOperation},
 	ReasonPushNotSupported:          {PushNotSupported},
+	ReasonPushLimit:                 {ResourceExhausted},
+	ReasonPushConfigNotFound:        {TaskNotFound},
 	ReasonContentType:               {ContentTypeNotSupported},
 	ReasonExtendedCardNotConfigured: {ExtendedCardNotConfigured},
 

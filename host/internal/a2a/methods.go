@@ -198,19 +198,89 @@ func Register(eng *jsonrpc.Engine, svc *Service) {
 		return LegacyCard(card), nil
 	})
 
-	push := func(ctx context.Context, _ json.RawMessage) (any, error) {
-		return nil, fault.New(fault.PushNotSupported, fault.ReasonPushNotSupported, "push notifications are not supported; use streaming or GetTask")
-	}
-	for _, m := range MethodsV10 {
-		if strings.Contains(m, "PushNotification") {
-			v1(m, push)
+	registerPush(v1, v0, svc)
+}
+
+// registerPush adds the push config methods, v1.0 and v0.3 names.
+func registerPush(v1, v0 func(string, func(context.Context, json.RawMessage) (any, error)), svc *Service) {
+	v1("CreateTaskPushNotificationConfig", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var c a2av1.PushConfig
+		if err := decode(p, &c); err != nil {
+			return nil, err
 		}
-	}
-	for _, m := range MethodsV03 {
-		if strings.HasPrefix(m, "tasks/pushNotificationConfig/") {
-			v0(m, push)
+		return svc.CreatePushConfig(ctx, &c)
+	})
+	v1("GetTaskPushNotificationConfig", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var req a2av1.GetTaskPushConfigRequest
+		if err := decode(p, &req); err != nil {
+			return nil, err
 		}
-	}
+		return svc.GetPushConfig(ctx, &req)
+	})
+	v1("ListTaskPushNotificationConfigs", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var req a2av1.ListTaskPushConfigRequest
+		if err := decode(p, &req); err != nil {
+			return nil, err
+		}
+		return svc.ListPushConfigs(ctx, &req)
+	})
+	v1("DeleteTaskPushNotificationConfig", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var req a2av1.DeleteTaskPushConfigRequest
+		if err := decode(p, &req); err != nil {
+			return nil, err
+		}
+		return nil, svc.DeletePushConfig(ctx, &req)
+	})
+	v0("tasks/pushNotificationConfig/set", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var c a2alegacy.TaskPushConfig
+		if err := decode(p, &c); err != nil {
+			return nil, err
+		}
+		out, err := svc.CreatePushConfig(ctx, a2av0.ToV1PushConfig(&c))
+		if err != nil {
+			return nil, err
+		}
+		return a2av0.FromV1PushConfig(out), nil
+	})
+	v0("tasks/pushNotificationConfig/get", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var q a2alegacy.GetTaskPushConfigParams
+		if err := decode(p, &q); err != nil {
+			return nil, err
+		}
+		req := a2av0.ToV1GetTaskPushConfigRequest(&q)
+		if req.ID == "" { // v0.3 allows omitting the id when a task has one config
+			list, err := svc.ListPushConfigs(ctx, &a2av1.ListTaskPushConfigRequest{TaskID: req.TaskID})
+			if err != nil {
+				return nil, err
+			}
+			if len(list.Configs) > 0 {
+				req.ID = list.Configs[0].ID
+			}
+		}
+		out, err := svc.GetPushConfig(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		return a2av0.FromV1PushConfig(out), nil
+	})
+	v0("tasks/pushNotificationConfig/list", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var q a2alegacy.ListTaskPushConfigParams
+		if err := decode(p, &q); err != nil {
+			return nil, err
+		}
+		out, err := svc.ListPushConfigs(ctx, a2av0.ToV1ListTaskPushConfigRequest(&q))
+		if err != nil {
+			return nil, err
+		}
+		return a2av0.FromV1PushConfigs(out.Configs), nil
+	})
+	v0("tasks/pushNotificationConfig/delete", func(ctx context.Context, p json.RawMessage) (any, error) {
+		var q a2alegacy.DeleteTaskPushConfigParams
+		if err := decode(p, &q); err != nil {
+			return nil, err
+		}
+		return nil, svc.DeletePushConfig(ctx, a2av0.ToV1DeleteTaskPushConfigRequest(&q))
+	})
 }
 
 // checkVersion applies the A2A-Version header: empty is accepted; "1.0" and

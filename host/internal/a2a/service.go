@@ -47,6 +47,9 @@ type ServiceConfig struct {
 	// Guard caps the tasks of one API key running at once. Optional.
 	// Default: an in-memory one.
 	Guard *auth.Guard
+	// Push stores push configs and delivers task updates. Optional.
+	// Default: nil (push methods answer -32003).
+	Push *Push
 	// Contexts maps each contextId to a session the skill runs in.
 	// Optional. Default: nil (skills called through A2A get no session).
 	Contexts *Contexts
@@ -153,8 +156,17 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 		return nil, nil, nil, fault.New(fault.UnsupportedOperation, fault.ReasonTaskContinuation,
 			"tasks on this host do not accept follow-up messages; send a new message without taskId")
 	}
+	var pushCfg *a2av1.PushConfig
 	if req.Config != nil && req.Config.PushConfig != nil {
-		return nil, nil, nil, fault.New(fault.PushNotSupported, fault.ReasonPushNotSupported, "push notifications are not supported; use SendStreamingMessage or GetTask")
+		p, err := s.pushOn()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		c := *req.Config.PushConfig
+		if err := p.check(&c); err != nil {
+			return nil, nil, nil, err
+		}
+		pushCfg = &c
 	}
 	if err := checkOutputModes(req.Config); err != nil {
 		return nil, nil, nil, err
@@ -217,6 +229,12 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 	s.wg.Add(1)
 	s.mu.Unlock()
 
+	if pushCfg != nil { // before execution: the config sees every update
+		pushCfg.TaskID = task.ID
+		if _, err := s.cfg.Push.set(ctx, rec.Owner, pushCfg); err != nil {
+			s.log.Warn("a2a: the message's push config was not stored", "task_id", task.ID, "err", err)
+		}
+	}
 	if blocking {
 		s.cfg.Tasks.putLive(rec)
 		go s.executeBlocking(rctx, r, rec, input, requestID(ctx))
@@ -304,6 +322,7 @@ func (s *Service) transition(ctx context.Context, id a2av1.TaskID, next TaskStat
 	}
 	final := next.IsTerminal() || next.IsInterrupted()
 	s.publish(ctx, id, event{ev: status, final: final})
+	s.notifyPush(rec.Owner, id, pre, status)
 	return true
 }
 

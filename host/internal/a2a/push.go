@@ -1,0 +1,395 @@
+package a2a
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/cenkalti/backoff/v5"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/store"
+)
+
+// Push notifications. A task's push configs live in one record of the
+// KV bucket PushBucket, keyed by the owner's hash and the task id, so only
+// the task's owner reads or changes them and the host running the task
+// finds them with one read. Every status change and artifact of the task
+// is POSTed to each config's URL as the StreamResponse JSON the streams
+// carry, with the config's token (A2A-Notification-Token) and
+// authentication (Authorization), retried with exponential backoff,
+// through http_fetch's dial guard: loopback, private and metadata
+// addresses are refused unless net.allow_private lists them.
+const (
+	PushBucket          = "skillhost_a2a_push"
+	PushTokenHeader     = "A2A-Notification-Token"
+	MaxPushURLBytes     = 2048
+	MaxPushTokenBytes   = 1024
+	MaxPushCredentials  = 4096
+	DefaultPushPerTask  = 10
+	DefaultPushPerKey   = 100
+	DefaultPushAttempts = 5
+	DefaultPushPending  = 1024
+	pushWorkers         = 4
+	maxPushReplyRead    = 64 << 10
+)
+
+// PushOptions configure OpenPush; zero fields take the defaults.
+type PushOptions struct {
+	Net         hostfn.NetPolicy // the dial guard and timeout of http_fetch (net.*); Timeout bounds one POST (default 10s)
+	MaxPerTask  int              // push configs of one task (a2a.push.max_per_task)
+	MaxPerKey   int              // push configs of one owner (a2a.push.max_per_key)
+	MaxAttempts int              // POSTs of one update (a2a.push.max_attempts)
+	MaxPending  int              // updates waiting for delivery on this host (a2a.push.max_pending)
+	Backoff     time.Duration    // wait after the first failed POST, doubling up to 30s; default 500ms
+	Retention   time.Duration    // configs expire with their task; default DefaultTaskRetention
+	Logger      *slog.Logger
+}
+
+// Push stores push configs and delivers task updates. It is safe for
+// concurrent use; Run delivers until its context ends.
+type Push struct {
+	kv     jetstream.KeyValue
+	opts   PushOptions
+	client *http.Client
+	log    *slog.Logger
+	queues []chan pushJob // one per worker: a task's updates stay in order
+	once   sync.Once
+}
+
+type pushJob struct {
+	owner string
+	task  a2av1.TaskID
+	body  []byte
+}
+
+// pushRecord is a task's push configs.
+type pushRecord struct {
+	Owner   string              `json:"owner"`
+	Configs []*a2av1.PushConfig `json:"configs"`
+}
+
+// OpenPush creates or binds the push bucket on st.
+func OpenPush(ctx context.Context, st *store.Store, opts PushOptions) (*Push, error) {
+	opts.MaxPerTask = cmpOr(opts.MaxPerTask, DefaultPushPerTask)
+	opts.MaxPerKey = cmpOr(opts.MaxPerKey, DefaultPushPerKey)
+	opts.MaxAttempts = cmpOr(opts.MaxAttempts, DefaultPushAttempts)
+	opts.MaxPending = cmpOr(opts.MaxPending, DefaultPushPending)
+	opts.Backoff = cmpOr(opts.Backoff, 500*time.Millisecond)
+	opts.Retention = cmpOr(opts.Retention, DefaultTaskRetention)
+	opts.Net.Timeout = cmpOr(opts.Net.Timeout, 10*time.Second)
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	kv, err := st.KeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: PushBucket, Description: "skillhost A2A push notification configs", History: 1, TTL: opts.Retention,
+		MaxValueSize: 1 << 20, Storage: jetstream.FileStorage,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("a2a: push bucket: %w", err)
+	}
+	transport := &http.Transport{
+		Proxy:                  nil, // never from the environment
+		DialContext:            opts.Net.Dialer().DialContext,
+		TLSHandshakeTimeout:    opts.Net.Timeout,
+		ResponseHeaderTimeout:  opts.Net.Timeout,
+		MaxResponseHeaderBytes: 64 << 10,
+		MaxIdleConns:           16,
+		IdleConnTimeout:        30 * time.Second,
+	}
+	p := &Push{kv: kv, opts: opts, log: opts.Logger, client: &http.Client{
+		Transport: transport, Timeout: opts.Net.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}}
+	per := max(1, opts.MaxPending/pushWorkers)
+	for range pushWorkers {
+		p.queues = append(p.queues, make(chan pushJob, per))
+	}
+	return p, nil
+}
+
+func cmpOr[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+func pushKey(owner string, task a2av1.TaskID) string {
+	return hashToken("owner:"+owner) + "." + string(task)
+}
+
+// check validates a config a client sent, and fills its id.
+func (p *Push) check(c *a2av1.PushConfig) error {
+	bad := func(field, msg string) error {
+		return fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "push config %s %s", field, msg).With("field", field)
+	}
+	if c.ID == "" {
+		c.ID = string(a2av1.NewTaskID())
+	}
+	if len(c.ID) > MaxTaskIDLen || !validTaskID.MatchString(c.ID) {
+		return bad("id", "must be 1..128 of A-Z a-z 0-9 _ = -")
+	}
+	if len(c.URL) > MaxPushURLBytes {
+		return bad("url", fmt.Sprintf("must be at most %d bytes", MaxPushURLBytes))
+	}
+	u, err := url.Parse(c.URL)
+	switch {
+	case err != nil:
+		return bad("url", "is not a URL")
+	case u.Scheme != "http" && u.Scheme != "https":
+		return bad("url", "must be an http or https URL")
+	case u.Hostname() == "":
+		return bad("url", "has no host")
+	case u.User != nil:
+		return bad("url", "must not carry user info (use token or authentication)")
+	}
+	if addr, err := netip.ParseAddr(u.Hostname()); err == nil {
+		if err := hostfn.CheckAddr(addr, p.opts.Net.AllowPrivate); err != nil {
+			return bad("url", "is refused: "+err.Error()+" (net.allow_private opens it)")
+		}
+	}
+	if len(c.Token) > MaxPushTokenBytes {
+		return bad("token", fmt.Sprintf("must be at most %d bytes", MaxPushTokenBytes))
+	}
+	if a := c.Auth; a != nil {
+		if len(a.Credentials) > MaxPushCredentials {
+			return bad("authentication.credentials", fmt.Sprintf("must be at most %d bytes", MaxPushCredentials))
+		}
+		if s := strings.ToLower(a.Scheme); s != "bearer" && s != "basic" {
+			return bad("authentication.scheme", "must be Bearer or Basic")
+		}
+	}
+	return nil
+}
+
+// read returns the task's configs (an empty record when it has none) and
+// the record's revision (0: none stored).
+func (p *Push) read(ctx context.Context, owner string, task a2av1.TaskID) (*pushRecord, uint64, error) {
+	e, err := p.kv.Get(ctx, pushKey(owner, task))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return &pushRecord{Owner: owner}, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fault.Wrap(fault.Internal, fault.ReasonStoreUnavailable, err, "push config store unavailable")
+	}
+	var rec pushRecord
+	if err := json.Unmarshal(e.Value(), &rec); err != nil || rec.Owner != owner {
+		return &pushRecord{Owner: owner}, e.Revision(), nil
+	}
+	return &rec, e.Revision(), nil
+}
+
+// change applies f to the task's configs with a revision-checked write.
+func (p *Push) change(ctx context.Context, owner string, task a2av1.TaskID, f func(*pushRecord) error) error {
+	key := pushKey(owner, task)
+	for range maxUpdateRetries {
+		rec, rev, err := p.read(ctx, owner, task)
+		if err != nil {
+			return err
+		}
+		if err := f(rec); err != nil {
+			return err
+		}
+		if len(rec.Configs) == 0 {
+			if rev == 0 {
+				return nil
+			}
+			err = p.kv.Delete(ctx, key, jetstream.LastRevision(rev))
+		} else {
+			b, jerr := json.Marshal(rec)
+			if jerr != nil {
+				return fmt.Errorf("a2a: encode push configs: %w", jerr)
+			}
+			if rev == 0 {
+				_, err = p.kv.Create(ctx, key, b)
+			} else {
+				_, err = p.kv.Update(ctx, key, b, rev)
+			}
+		}
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) && !isWrongSequence(err) {
+			return fault.Wrap(fault.Internal, fault.ReasonStoreUnavailable, err, "push config store unavailable")
+		}
+	}
+	return fault.New(fault.Internal, fault.ReasonInternal, "push configs are changing too fast; retry")
+}
+
+func isWrongSequence(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+}
+
+// ownerCount counts the push configs of owner across its tasks (at most
+// MaxPerKey task records are read).
+func (p *Push) ownerCount(ctx context.Context, owner string) (int, error) {
+	lister, err := p.kv.ListKeysFiltered(ctx, hashToken("owner:"+owner)+".*")
+	if err != nil {
+		if errors.Is(err, jetstream.ErrNoKeysFound) {
+			return 0, nil
+		}
+		return 0, fault.Wrap(fault.Internal, fault.ReasonStoreUnavailable, err, "push config store unavailable")
+	}
+	defer func() { _ = lister.Stop() }()
+	n := 0
+	for key := range lister.Keys() {
+		if n >= p.opts.MaxPerKey {
+			continue // drain
+		}
+		e, err := p.kv.Get(ctx, key)
+		if err != nil {
+			continue
+		}
+		var rec pushRecord
+		if json.Unmarshal(e.Value(), &rec) == nil {
+			n += len(rec.Configs)
+		}
+	}
+	return n, nil
+}
+
+// set stores c for the task (replacing a config of the same id), within
+// the per-task and per-owner caps.
+func (p *Push) set(ctx context.Context, owner string, c *a2av1.PushConfig) (*a2av1.PushConfig, error) {
+	if err := p.check(c); err != nil {
+		return nil, err
+	}
+	total, err := p.ownerCount(ctx, owner)
+	if err != nil {
+		return nil, err
+	}
+	stored := *c
+	stored.Tenant = ""
+	err = p.change(ctx, owner, c.TaskID, func(r *pushRecord) error {
+		for i, old := range r.Configs {
+			if old.ID == c.ID {
+				r.Configs[i] = &stored
+				return nil
+			}
+		}
+		if len(r.Configs) >= p.opts.MaxPerTask {
+			return fault.Newf(fault.ResourceExhausted, fault.ReasonPushLimit, "the task has %d push configs, the most allowed (a2a.push.max_per_task)", len(r.Configs))
+		}
+		if total >= p.opts.MaxPerKey {
+			return fault.Newf(fault.ResourceExhausted, fault.ReasonPushLimit, "%d push configs are stored for this key, the most allowed (a2a.push.max_per_key)", total)
+		}
+		r.Configs = append(r.Configs, &stored)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &stored, nil
+}
+
+// notify queues the delivery of ev to the task's push configs. It never
+// blocks: with the host's queue full the update is dropped (and logged).
+func (p *Push) notify(owner string, task a2av1.TaskID, ev a2av1.Event) {
+	body, err := json.Marshal(a2av1.StreamResponse{Event: ev})
+	if err != nil {
+		p.log.Error("a2a: push: encoding an update", "task_id", task, "err", err)
+		return
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(task))
+	select {
+	case p.queues[int(h.Sum32())%len(p.queues)] <- pushJob{owner: owner, task: task, body: body}:
+	default:
+		p.log.Warn("a2a: push: too many updates waiting; one is dropped (a2a.push.max_pending)", "task_id", task)
+	}
+}
+
+// Run delivers queued updates until ctx ends.
+func (p *Push) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, q := range p.queues {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case job := <-q:
+					p.deliver(ctx, job)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func (p *Push) deliver(ctx context.Context, job pushJob) {
+	rec, _, err := p.read(ctx, job.owner, job.task)
+	if err != nil {
+		p.log.Warn("a2a: push: reading configs", "task_id", job.task, "err", err)
+		return
+	}
+	for _, c := range rec.Configs {
+		expo := backoff.NewExponentialBackOff()
+		expo.InitialInterval, expo.MaxInterval = p.opts.Backoff, 30*time.Second
+		tries := 0
+		_, err := backoff.Retry(ctx, func() (struct{}, error) {
+			tries++
+			return struct{}{}, p.post(ctx, c, job.body)
+		}, backoff.WithBackOff(expo), backoff.WithMaxTries(uint(p.opts.MaxAttempts)), backoff.WithMaxElapsedTime(0))
+		if err != nil && ctx.Err() == nil {
+			p.log.Warn("a2a: push notification not delivered", "task_id", job.task, "config_id", c.ID, "url", c.URL, "attempts", tries, "err", err)
+		}
+	}
+}
+
+// post makes one delivery attempt. A refused address, a redirect and a 4xx
+// other than 408 and 429 are not retried.
+func (p *Push) post(ctx context.Context, c *a2av1.PushConfig, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+	if err != nil {
+		return backoff.Permanent(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "skillhost-push")
+	if c.Token != "" {
+		req.Header.Set(PushTokenHeader, c.Token)
+	}
+	if a := c.Auth; a != nil && a.Credentials != "" {
+		switch strings.ToLower(a.Scheme) {
+		case "bearer":
+			req.Header.Set("Authorization", "Bearer "+a.Credentials)
+		case "basic":
+			req.Header.Set("Authorization", "Basic "+a.Credentials)
+		}
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		if hostfn.IsAddressRefused(err) {
+			return backoff.Permanent(err)
+		}
+		return err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxPushReplyRead))
+	_ = resp.Body.Close()
+	switch code := resp.StatusCode; {
+	case code >= 200 && code < 300:
+		return nil
+	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
+		return fmt.Errorf("the receiver answered HTTP %d", code)
+	default:
+		return backoff.Permanent(fmt.Errorf("the receiver answered HTTP %d", code))
+	}
+}
