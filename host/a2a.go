@@ -10,6 +10,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/provenance"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+	"github.com/skillhost/skillhost/host/internal/mcp"
 )
 
 // publicURL is the base URL published in Agent Cards.
@@ -83,6 +84,9 @@ func (h *Host) setupA2A(ctx context.Context) error {
 	}
 	a2a.Register(h.engine, h.tasks)
 	h.rest = a2a.NewREST(h.engine, h.log)
+	// MCP tools: the same skills, from the same manifests, through the same engine.
+	h.mcp = mcp.New(mcp.Config{Invoker: h.engine, Snapshot: h.registry.Snapshot, Version: h.opts.Version, Logger: h.log})
+	h.registry.OnChange(h.mcp.Update)
 	return nil
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/events"
 	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+	"github.com/skillhost/skillhost/host/internal/mcp"
 	"github.com/skillhost/skillhost/host/internal/metrics"
 	"github.com/skillhost/skillhost/host/internal/notify"
 	"github.com/skillhost/skillhost/host/internal/plugin"
@@ -62,6 +63,7 @@ type Host struct {
 	signer   *identity.Signer // nil without identity.key_file
 	tasks    *a2a.Service
 	rest     *a2a.REST
+	mcp      *mcp.Server
 	authn    *auth.Authenticator
 	guard    *auth.Guard
 	http     *httpx.Server
@@ -194,7 +196,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 			Auth: h.authn, TLS: tlsCfg, PublicURL: h.publicURL(), AllowedOrigins: origins, AllowedHosts: cfg.HTTP.AllowedHosts,
 			Pprof: cfg.HTTP.Pprof, Events: h.eventSource(), Logger: h.log, Ready: h.store.Ready,
 			Admin: h.adminDocs(), UI: dashboard.Assets, JWKS: h.jwks(), Access: h.httpAccess, AgentMethods: a2a.IsMethod,
-			RESTPath: a2a.RESTPath, REST: h.serveREST,
+			RESTPath: a2a.RESTPath, REST: h.serveREST, MCP: h.mcp.Handler(),
 		}, h.engine, h.cards, h.metrics.Handler())
 	}
 	return h, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/transport/stdio"
@@ -35,6 +36,19 @@ func (h *Host) Serve(ctx context.Context) error {
 				stdio.WithMaxFrameBytes(int(h.cfg.RPC.MaxBody)),
 				stdio.WithDrainTimeout(h.cfg.HTTP.ShutdownTimeout),
 				stdio.WithLogger(h.log))
+		}()
+	}
+	if h.cfg.MCPStdio {
+		h.log.Info("serving MCP on stdio", "framing", "newline-delimited JSON-RPC")
+		go func() {
+			// Like stdio, MCP on stdio is trusted: one local principal.
+			mctx := auth.With(ctx, auth.Local(MCPStdioPrincipal))
+			err := h.mcp.ServeStdio(mctx, io.NopCloser(h.opts.Stdin), nopWriteCloser{h.opts.Stdout})
+			if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
+				stdioErr <- err
+				return
+			}
+			stdioErr <- nil
 		}()
 	}
 	var runErr error
@@ -77,3 +91,11 @@ func (h *Host) shutdown(ctx context.Context) error {
 	errs = append(errs, h.Close(sctx))
 	return errors.Join(errs...)
 }
+
+// MCPStdioPrincipal is the trusted local principal of MCP on stdio.
+const MCPStdioPrincipal = "mcp-stdio"
+
+// nopWriteCloser keeps the MCP transport from closing the host's stdout.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

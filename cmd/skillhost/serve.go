@@ -22,7 +22,8 @@ func newServeCmd() *cobra.Command {
 		Long: `Serve loads every plugin in the plugin folder, watches it for changes, and serves the skills.
 
 Configuration layers: defaults < --config FILE < SKILLHOST_* environment < flags.
---stdio serves the stdio transport (local mode); with --listen too it serves both (hybrid mode).`,
+--stdio serves the stdio transport (local mode); with --listen too it serves both (hybrid mode).
+--mcp-stdio serves MCP on stdin/stdout instead, for a local MCP client (e.g. a desktop app).`,
 		Args: cobra.NoArgs,
 		RunE: runServe,
 	}
@@ -33,6 +34,7 @@ Configuration layers: defaults < --config FILE < SKILLHOST_* environment < flags
 	f.String("plugins", d.Plugins, "plugin folder to load and watch")
 	f.String("data", d.Data, "state directory (embedded NATS JetStream, compile cache)")
 	f.Bool("stdio", false, "serve the stdio transport on stdin/stdout")
+	f.Bool("mcp-stdio", false, "serve MCP (Model Context Protocol) on stdin/stdout, for a local client")
 	f.String("nats", "", "NATS URL(s), comma-separated; empty embeds a server")
 	return cmd
 }
@@ -44,9 +46,17 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	// --stdio alone means local mode: no HTTP unless a listen address is
-	// configured explicitly (--listen, SKILLHOST_LISTEN or the file).
-	if flags.Changed("stdio") && cfg.Stdio && !flags.Changed("listen") && !listenConfigured(file) {
+	if mcpStdio, _ := flags.GetBool("mcp-stdio"); mcpStdio { // the key is mcp_stdio
+		cfg.MCPStdio = true
+		if err := cfg.Validate(); err != nil {
+			return usageError{err}
+		}
+	}
+	// --stdio (or --mcp-stdio) alone means local mode: no HTTP unless a
+	// listen address is configured explicitly (--listen, SKILLHOST_LISTEN or
+	// the file).
+	local := (flags.Changed("stdio") && cfg.Stdio) || flags.Changed("mcp-stdio") && cfg.MCPStdio
+	if local && !flags.Changed("listen") && !listenConfigured(file) {
 		cfg.Listen = ""
 	}
 	logger := newLogger(cfg.Log)

@@ -13,6 +13,9 @@ type Config struct {
 	Listen string `koanf:"listen"`
 	// Stdio serves the stdio transport on stdin/stdout.
 	Stdio bool `koanf:"stdio"`
+	// MCPStdio serves MCP (newline-delimited JSON-RPC, one client) on
+	// stdin/stdout instead of the stdio transport.
+	MCPStdio bool `koanf:"mcp_stdio"`
 	// Plugins is the plugin folder the host loads and watches.
 	Plugins string `koanf:"plugins"`
 	// Data is the state directory (embedded NATS JetStream, compile cache).

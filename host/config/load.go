@@ -180,8 +180,11 @@ func (c Config) Validate() error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("config %s: "+format, append([]any{key}, args...)...))
 	}
-	if c.Listen == "" && !c.Stdio {
-		bad("listen", "empty and stdio is off: nothing to serve")
+	if c.Listen == "" && !c.Stdio && !c.MCPStdio {
+		bad("listen", "empty and stdio and mcp_stdio are off: nothing to serve")
+	}
+	if c.Stdio && c.MCPStdio {
+		bad("mcp_stdio", "and stdio both want stdin/stdout: choose one")
 	}
 	if c.Listen != "" {
 		if _, _, err := net.SplitHostPort(c.Listen); err != nil {

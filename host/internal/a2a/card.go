@@ -163,7 +163,7 @@ func buildCard(cfg CardConfig, name, desc, version, tenant string, plugins []*pl
 			if keep != nil && !keep(p, s) {
 				continue
 			}
-			card.Skills = append(card.Skills, cardSkill(p, s))
+			card.Skills = append(card.Skills, CardSkill(p, s))
 			limits[s.ID] = map[string]any{
 				"plugin":       p.Manifest.Name,
 				"timeout_ms":   p.Limits.Timeout.Milliseconds(),
@@ -198,7 +198,9 @@ func sortedPlugins(in []*plugin.Plugin) []*plugin.Plugin {
 	return out
 }
 
-func cardSkill(p *plugin.Plugin, s *plugin.Skill) a2av1.AgentSkill {
+// CardSkill is skill s of plugin p as the Agent Card lists it (name and
+// description defaulted); the MCP tools are generated from it too.
+func CardSkill(p *plugin.Plugin, s *plugin.Skill) a2av1.AgentSkill {
 	out := a2av1.AgentSkill{
 		ID:          s.ID,
 		Name:        s.Name,

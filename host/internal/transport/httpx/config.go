@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -80,6 +81,11 @@ type Config struct {
 	// Events); fe is the error body carries, for 401/429 headers. Optional.
 	// Default: nil (no such routes).
 	REST func(ctx context.Context, method, path string, query url.Values, body []byte) (status int, resp []byte, stream jsonrpc.Stream, fe *fault.Error)
+	// MCP serves the Model Context Protocol's Streamable HTTP transport at
+	// /mcp (POST, GET for its event stream, DELETE), guarded as /rpc; the
+	// handler's context carries the principal. Optional. Default: nil (no
+	// such route).
+	MCP http.Handler
 	// RESTPath is the path prefix of REST. Optional. Default: "/a2a".
 	RESTPath string
 	// Logger receives request errors. Optional. Default: slog.Default().

@@ -80,6 +80,11 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 	if cfg.REST != nil {
 		s.app.All(cfg.RESTPath+"/*", s.guard, s.rest)
 	}
+	if cfg.MCP != nil {
+		for _, m := range []string{fiber.MethodPost, fiber.MethodGet, fiber.MethodDelete} {
+			s.app.Add(m, "/mcp", s.guard, s.mcp)
+		}
+	}
 	if metrics != nil {
 		s.app.Get("/metrics", s.guard, s.metricsScope, adaptor.HTTPHandler(metrics))
 	}
@@ -255,6 +260,12 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		s.report(c, 0)
 	}
 	return err
+}
+
+// mcp serves /mcp with Config.MCP (the MCP SDK's Streamable HTTP handler).
+func (s *Server) mcp(c *fiber.Ctx) error {
+	ctx, done := s.requestContext(c)
+	return s.serveNetHTTP(c, ctx, done, s.cfg.MCP)
 }
 
 // isAgentRPC reports whether path is an agent's JSON-RPC endpoint.

@@ -1,0 +1,210 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/plugin"
+)
+
+// ContextPrefix prefixes the A2A context of an MCP session's tool calls.
+const ContextPrefix = "mcp-"
+
+// stdioContext is the A2A context of the stdio session (one client).
+const stdioContext = ContextPrefix + "stdio"
+
+// Invoker runs a JSON-RPC method; *jsonrpc.Engine implements it.
+type Invoker interface {
+	Invoke(ctx context.Context, method string, params json.RawMessage) (any, error)
+}
+
+// Config configures New.
+type Config struct {
+	Invoker  Invoker                 // the engine the A2A methods are registered on
+	Snapshot func() *plugin.Snapshot // the registry's current snapshot
+	Version  string                  // reported as the server's version
+	Logger   *slog.Logger
+}
+
+// Server is the MCP server of a host. It is safe for concurrent use.
+type Server struct {
+	cfg Config
+	srv *sdk.Server
+	log *slog.Logger
+
+	mu    sync.Mutex
+	tools map[string]string // name → the definition's JSON, to add only what changed
+}
+
+// New returns a Server listing the snapshot's skills as tools. Call Update
+// on every registry change (plugin.Registry.OnChange).
+func New(cfg Config) *Server {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, tools: map[string]string{}}
+	s.srv = sdk.NewServer(&sdk.Implementation{Name: "skillhost", Title: "skillhost", Version: cfg.Version},
+		&sdk.ServerOptions{HasTools: true, Logger: cfg.Logger,
+			Instructions: "Each tool is a sandboxed WebAssembly skill; its input is the skill's JSON input."})
+	s.Update(cfg.Snapshot())
+	return s
+}
+
+// Update makes the tool list the snapshot's skills: new and changed tools
+// are added, removed ones dropped; the SDK notifies the connected clients.
+func (s *Server) Update(snap *plugin.Snapshot) {
+	want := map[string]*sdk.Tool{}
+	if snap != nil {
+		for _, p := range snap.Plugins {
+			if p == nil || p.Manifest == nil {
+				continue
+			}
+			for _, sk := range p.Manifest.Skills {
+				t, err := Tool(p, sk)
+				if err != nil {
+					s.log.Warn("mcp: skill not offered as a tool", "skill", sk.ID, "plugin", p.Manifest.Name, "err", err)
+					continue
+				}
+				want[t.Name] = t
+			}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var gone []string
+	for name := range s.tools {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+			delete(s.tools, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveTools(gone...)
+	}
+	for name, t := range want {
+		def, _ := json.Marshal(t)
+		if s.tools[name] == string(def) {
+			continue
+		}
+		s.tools[name] = string(def)
+		s.srv.AddTool(t, s.call(name))
+	}
+}
+
+// Tool is the MCP tool of skill sk of plugin p: name = skill id, title and
+// description as the Agent Card shows them, input schema from the manifest
+// (an object schema; a skill without one takes any object). A skill whose
+// input schema is not an object cannot be a tool.
+func Tool(p *plugin.Plugin, sk *plugin.Skill) (*sdk.Tool, error) {
+	card := a2a.CardSkill(p, sk)
+	schema := map[string]any{}
+	if len(sk.InputSchema) > 0 {
+		if err := json.Unmarshal(sk.InputSchema, &schema); err != nil {
+			return nil, fmt.Errorf("input_schema is not a JSON object: %w", err)
+		}
+	}
+	switch t := schema["type"]; t {
+	case nil:
+		schema["type"] = "object"
+	case "object":
+	default:
+		return nil, fmt.Errorf("input_schema has type %v; MCP tool arguments are objects", t)
+	}
+	return &sdk.Tool{Name: card.ID, Title: card.Name, Description: card.Description, InputSchema: schema,
+		Annotations: &sdk.ToolAnnotations{Title: card.Name}}, nil
+}
+
+// call is the handler of tool name: the skill runs as an A2A SendMessage.
+func (s *Server) call(name string) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var args any = map[string]any{}
+		if req.Params != nil && len(req.Params.Arguments) > 0 {
+			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
+				return toolError(fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err, "arguments are not JSON")), nil
+			}
+		}
+		msg := a2av1.NewMessage(a2av1.MessageRoleUser, a2av1.NewDataPart(args))
+		msg.Metadata = map[string]any{a2a.MetaSkillID: name}
+		msg.ContextID = stdioContext
+		if req.Session != nil && req.Session.ID() != "" {
+			msg.ContextID = ContextPrefix + req.Session.ID()
+		}
+		params, err := json.Marshal(a2av1.SendMessageRequest{Message: msg})
+		if err != nil {
+			return nil, fmt.Errorf("mcp: encode the call: %w", err)
+		}
+		res, err := s.cfg.Invoker.Invoke(ctx, "SendMessage", params)
+		if err != nil {
+			return toolError(err), nil
+		}
+		sr, ok := res.(a2av1.StreamResponse)
+		task, _ := sr.Event.(*a2av1.Task)
+		if !ok || task == nil {
+			return nil, fmt.Errorf("mcp: SendMessage answered %T", res)
+		}
+		return taskResult(task), nil
+	}
+}
+
+// taskResult turns a finished task into the tool's result.
+func taskResult(task *a2av1.Task) *sdk.CallToolResult {
+	if task.Status.State != a2av1.TaskStateCompleted {
+		info := map[string]any{"state": string(task.Status.State)}
+		text := "the skill ended " + string(task.Status.State)
+		if m := task.Status.Message; m != nil {
+			for k, v := range m.Metadata {
+				info[k] = v
+			}
+			for _, p := range m.Parts {
+				if t := p.Text(); t != "" {
+					text = t
+				}
+			}
+		}
+		info["message"] = text
+		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: info}
+	}
+	out := &sdk.CallToolResult{Content: []sdk.Content{}}
+	for _, art := range task.Artifacts {
+		for _, p := range art.Parts {
+			if d := p.Data(); d != nil {
+				b, _ := json.Marshal(d)
+				out.Content = append(out.Content, &sdk.TextContent{Text: string(b)})
+				if m, ok := d.(map[string]any); ok {
+					out.StructuredContent = m
+				} else {
+					out.StructuredContent = map[string]any{"result": d}
+				}
+			} else if t := p.Text(); t != "" {
+				out.Content = append(out.Content, &sdk.TextContent{Text: t})
+			}
+		}
+	}
+	return out
+}
+
+// toolError is a call refused before the skill ran (invalid arguments,
+// scope, rate) as a tool error with skillhost's code and reason.
+func toolError(err error) *sdk.CallToolResult {
+	fe := fault.From(err)
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fe.Message()}},
+		StructuredContent: map[string]any{"code": fe.Kind.Code(), "reason": fe.WireReason(), "kind": fe.Kind.String(), "message": fe.Message()}}
+}
+
+// ServeStdio serves one MCP client on r and w (newline-delimited JSON-RPC)
+// until the client disconnects or ctx ends.
+func (s *Server) ServeStdio(ctx context.Context, r io.ReadCloser, w io.WriteCloser) error {
+	return s.srv.Run(ctx, &sdk.IOTransport{Reader: r, Writer: w})
+}
