@@ -102,19 +102,7 @@ func OpenPush(ctx context.Context, st *store.Store, opts PushOptions) (*Push, er
 	if err != nil {
 		return nil, fmt.Errorf("a2a: push bucket: %w", err)
 	}
-	transport := &http.Transport{
-		Proxy:                  nil, // never from the environment
-		DialContext:            opts.Net.Dialer().DialContext,
-		TLSHandshakeTimeout:    opts.Net.Timeout,
-		ResponseHeaderTimeout:  opts.Net.Timeout,
-		MaxResponseHeaderBytes: 64 << 10,
-		MaxIdleConns:           16,
-		IdleConnTimeout:        30 * time.Second,
-	}
-	p := &Push{kv: kv, opts: opts, log: opts.Logger, client: &http.Client{
-		Transport: transport, Timeout: opts.Net.Timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	p := &Push{kv: kv, opts: opts, log: opts.Logger, client: opts.Net.Client()}
 	per := max(1, opts.MaxPending/pushWorkers)
 	for range pushWorkers {
 		p.queues = append(p.queues, make(chan pushJob, per))

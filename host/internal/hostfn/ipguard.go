@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"syscall"
+	"time"
 )
 
 // refusedRanges are the destinations a plugin may not reach unless the
@@ -115,6 +117,32 @@ func (g dialGuard) control(_ context.Context, network, address string, _ syscall
 // to a URL a client chose (plan webhooks).
 func (p NetPolicy) Dialer() *net.Dialer {
 	return &net.Dialer{Timeout: p.Timeout, Resolver: p.Resolver, ControlContext: dialGuard{allow: p.AllowPrivate}.control}
+}
+
+// Client returns an HTTP client for what the host sends to URLs a client
+// chose (plan webhooks, A2A push notifications): every dial goes through
+// Dialer (the guard), p.Timeout bounds a whole exchange, redirects are not
+// followed (a redirect could lead past the guard's checks of the URL) and
+// no proxy is read from the environment.
+func (p NetPolicy) Client() *http.Client {
+	timeout := p.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	transport := &http.Transport{
+		Proxy:                  nil, // never from the environment
+		DialContext:            p.Dialer().DialContext,
+		TLSHandshakeTimeout:    timeout,
+		ResponseHeaderTimeout:  timeout,
+		MaxResponseHeaderBytes: 64 << 10,
+		MaxIdleConns:           16,
+		IdleConnTimeout:        30 * time.Second,
+	}
+	return &http.Client{
+		Transport:     transport,
+		Timeout:       timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 // CheckAddr reports (as an error naming the range) whether a dialer of

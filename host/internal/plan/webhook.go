@@ -85,20 +85,7 @@ func NewWebhooks(cfg WebhookConfig) *Webhooks {
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = time.Second
 	}
-	transport := &http.Transport{
-		Proxy:                  nil, // never from the environment
-		DialContext:            cfg.Net.Dialer().DialContext,
-		TLSHandshakeTimeout:    cfg.Net.Timeout,
-		ResponseHeaderTimeout:  cfg.Net.Timeout,
-		MaxResponseHeaderBytes: 64 << 10,
-		MaxIdleConns:           16,
-		IdleConnTimeout:        30 * time.Second,
-	}
-	return &Webhooks{cfg: cfg, client: &http.Client{
-		Transport:     transport,
-		Timeout:       cfg.Net.Timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}}
+	return &Webhooks{cfg: cfg, client: cfg.Net.Client()}
 }
 
 // Webhook is a plan's webhook and its delivery, kept in the plan record.
