@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,7 +135,7 @@ func TestPushGuard(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	mustPlugin(t, dir, "tools", bindingsManifest)
-	th, _ := mustHostWith(t, dir, func(c *config.Config) { c.A2A.Push.MaxPerTask = 2 })
+	th, _ := mustHostWith(t, dir, func(c *config.Config) { c.A2A.Push.MaxPerTask, c.A2A.Push.MaxPerKey = 2, 3 })
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cl := mustClient(ctx, t, th.URL, a2av1.TransportProtocolHTTPJSON)
@@ -159,5 +160,22 @@ func TestPushGuard(t *testing.T) {
 	// Replacing a config of the same id is not a new one.
 	if _, err := cl.CreateTaskPushConfig(ctx, &a2av1.PushConfig{TaskID: task.ID, URL: "https://example.com/other", ID: "a"}); err != nil {
 		t.Errorf("replacing config a: %v", err)
+	}
+	if _, err := cl.CreateTaskPushConfig(ctx, &a2av1.PushConfig{TaskID: task.ID, URL: "https://example.com/x", ID: "a",
+		Token: strings.Repeat("t", 2000)}); !errors.Is(err, a2av1.ErrInvalidParams) {
+		t.Errorf("a 2000-byte token: %v, want ErrInvalidParams", err)
+	}
+	// The key's cap (3) counts configs over all its tasks.
+	res, err = cl.SendMessage(ctx, message("echo", map[string]any{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := res.(*a2av1.Task)
+	if _, err := cl.CreateTaskPushConfig(ctx, &a2av1.PushConfig{TaskID: second.ID, URL: "https://example.com/hook"}); err != nil {
+		t.Fatalf("third config of the key: %v", err)
+	}
+	if _, err := cl.CreateTaskPushConfig(ctx, &a2av1.PushConfig{TaskID: second.ID, URL: "https://example.com/hook"}); err == nil ||
+		!strings.Contains(err.Error(), "max_per_key") {
+		t.Errorf("fourth config of a key capped at 3: %v, want push_limit (max_per_key)", err)
 	}
 }
