@@ -68,7 +68,6 @@ type Push struct {
 	client *http.Client
 	log    *slog.Logger
 	queues []chan pushJob // one per worker: a task's updates stay in order
-	once   sync.Once
 }
 
 type pushJob struct {

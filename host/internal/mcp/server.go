@@ -56,7 +56,7 @@ func New(cfg Config) *Server {
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, tools: map[string]string{}}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: "skillhost", Title: "skillhost", Version: cfg.Version},
-		&sdk.ServerOptions{HasTools: true, Logger: cfg.Logger,
+		&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}, Logger: cfg.Logger,
 			Instructions: "Each tool is a sandboxed WebAssembly skill; its input is the skill's JSON input."})
 	s.Update(cfg.Snapshot())
 	return s
