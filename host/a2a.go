@@ -8,9 +8,9 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/a2a"
-	"github.com/skillhost/skillhost/host/internal/provenance"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/mcp"
+	"github.com/skillhost/skillhost/host/internal/provenance"
 )
 
 // publicURL is the base URL published in Agent Cards.

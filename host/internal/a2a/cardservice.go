@@ -12,8 +12,8 @@ import (
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/skillhost/skillhost/host/fault"
-	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/auth"
+	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
