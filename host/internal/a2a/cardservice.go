@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
@@ -191,6 +192,16 @@ func (c *CardService) ExtendedCard(ctx context.Context, tenant string) (*a2av1.A
 	}
 	card := buildCard(c.cfg, name, desc, version, tenant, plugins, keep)
 	card.Capabilities.ExtendedAgentCard = true
+	var visible []*plugin.Plugin // the plugin signatures extension names only plugins the caller sees
+	for _, p := range plugins {
+		if slices.ContainsFunc(p.Manifest.Skills, func(s *plugin.Skill) bool { return keep(p, s) }) {
+			visible = append(visible, p)
+		}
+	}
+	withSigningExtensions(card, c.signer, visible)
+	if err := signCard(ctx, card, c.signer); err != nil {
+		return nil, err
+	}
 	return card, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
@@ -232,5 +233,58 @@ func TestCardResignedOnChange(t *testing.T) {
 		if _, err := a2a.VerifyCard(body, signer.KeySet()); err != nil {
 			t.Errorf("card does not verify: %v", err)
 		}
+	}
+}
+
+// The extended card, rendered for each caller (its skills filtered by the
+// caller's scopes, or one tenant's), is signed too: its v1.0 JSON verifies,
+// a changed byte does not, and the plugin signatures extension names only
+// plugins the caller sees.
+func TestExtendedCardSigned(t *testing.T) {
+	t.Parallel()
+	signer := mustHybridSigner(t)
+	signed := testPlugin("math", "0.1.0", "add")
+	signed.Signing = &plugin.Signing{Statement: plugin.Statement{WasmSHA256: strings.Repeat("ab", 32)},
+		Signers: []plugin.Signer{{KeyID: "k1", Alg: "EdDSA", Publisher: "alice", Trusted: true}}}
+	snap := &plugin.Snapshot{Revision: 1, Plugins: []*plugin.Plugin{testPlugin("text-tools", "1.2.0", "uppercase"), signed}}
+	cards := a2a.NewCardService(a2a.CardConfig{APIKeyAuth: true}, func() *plugin.Snapshot { return snap },
+		a2a.CardServiceOptions{Signer: signer, ExtendedCard: true})
+	tests := []struct {
+		name, tenant string
+		scopes       []string
+		wantMath     bool // the signatures extension names math
+	}{
+		{"every scope", "", []string{"*"}, true},
+		{"text-tools only", "", []string{"agent:text-tools"}, false},
+		{"tenant math", "math", []string{"*"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := auth.With(context.Background(), mustPrincipal(t, tt.scopes...))
+			card, err := cards.ExtendedCard(ctx, tt.tenant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := a2a.MarshalV1(card)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(card.Signatures) != 2 {
+				t.Fatalf("%d signatures, want one per key", len(card.Signatures))
+			}
+			if _, err := a2a.VerifyCard(body, signer.KeySet()); err != nil {
+				t.Fatalf("the extended card does not verify: %v", err)
+			}
+			i := strings.Index(string(body), `"description":"`) + len(`"description":"`)
+			changed := append([]byte(nil), body...)
+			changed[i] ^= 0x01
+			if _, err := a2a.VerifyCard(changed, signer.KeySet()); err == nil {
+				t.Error("an extended card with a changed byte verifies")
+			}
+			if got := strings.Contains(string(body), `"publisher":"alice"`); got != tt.wantMath {
+				t.Errorf("signatures extension names math: %v, want %v\n%s", got, tt.wantMath, body)
+			}
+		})
 	}
 }
