@@ -25,7 +25,7 @@ skills:
 
 // authKeys are the keys of the authenticated test host.
 type authKeys struct {
-	admin, other, echoer, planner, metrics, slow, quota, busy, bytes, tasks apiKey
+	admin, other, echoer, planner, metrics, slow, quota, busy, bytes, tasks, tokens apiKey
 }
 
 // mustAuthHost serves tools and busy with API keys configured.
@@ -45,10 +45,11 @@ func mustAuthHost(t *testing.T) (*testHost, *logBuffer, authKeys) {
 		busy:    newKey(t, "busy", "agent:busy", "skill:echo"),
 		bytes:   newKey(t, "bytes", "*"),
 		tasks:   newKey(t, "tasks", "agent:busy"),
+		tokens:  newKey(t, "tokens", "skill:echo"), // as echoer, for the session-token subtest alone
 	}
 	k.slow.Entry.Rate = "3/h"
 	th, logs := mustHostWith(t, dir, func(c *config.Config) {
-		for _, key := range []apiKey{k.admin, k.other, k.echoer, k.planner, k.metrics, k.slow, k.quota, k.busy, k.bytes, k.tasks} {
+		for _, key := range []apiKey{k.admin, k.other, k.echoer, k.planner, k.metrics, k.slow, k.quota, k.busy, k.bytes, k.tasks, k.tokens} {
 			c.Auth.Keys = append(c.Auth.Keys, key.Entry)
 		}
 		c.Auth.Limits.MaxOpenSessions = 3
@@ -243,9 +244,9 @@ func TestAuthOverHTTP(t *testing.T) {
 
 	t.Run("session token", func(t *testing.T) {
 		t.Parallel()
-		created := th.mustAs(t, k.echoer.Secret, "_cleveragents/session/create", map[string]any{})
+		created := th.mustAs(t, k.tokens.Secret, "_cleveragents/session/create", map[string]any{})
 		sid, token := created["session_id"].(string), created["session_token"].(string)
-		other := th.mustAs(t, k.echoer.Secret, "_cleveragents/session/create", map[string]any{})["session_id"]
+		other := th.mustAs(t, k.tokens.Secret, "_cleveragents/session/create", map[string]any{})["session_id"]
 		if !strings.HasPrefix(token, "skt_") {
 			t.Fatalf("session/create with a key returned token %q", token)
 		}
