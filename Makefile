@@ -36,12 +36,19 @@ test-guest: ## SDK and plugin logic, on the host
 	cd plugins && $(GO) test -count=1 ./...
 
 # fuzz-run runs every FuzzXxx target of host/ for $(1) each (found with grep, so nothing is compiled twice).
+# Go 1.26's fuzz coordinator can end a clean run with a bare "context deadline exceeded" when -fuzztime
+# expires while a worker is mid-input (golang/go#75804, fixed in Go 1.27): such a run, with no failing
+# input written, counts as passed once the target's seeds and corpus replay cleanly.
 define fuzz-run
 	@set -e; for pkg in $$(grep -rlE '^func Fuzz' --include='*_test.go' host | xargs -n1 dirname | sort -u); do \
 		for t in $$(grep -hoE '^func Fuzz[A-Za-z0-9_]+' $$pkg/*_test.go | sed 's/^func //'); do \
 			echo "fuzz $$t ($$pkg, $(1))"; \
-			out=$$($(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(1) ./$$pkg 2>&1) || { echo "$$out"; exit 1; }; \
-			echo "$$out" | tail -n 1; \
+			if out=$$($(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(1) ./$$pkg 2>&1); then \
+				echo "$$out" | tail -n 1; \
+			elif echo "$$out" | grep -q 'context deadline exceeded' && ! echo "$$out" | grep -q 'Failing input written'; then \
+				$(GO) test -count=1 -run "^$$t$$" ./$$pkg >/dev/null || { echo "$$out"; exit 1; }; \
+				echo "ok (the fuzz coordinator's deadline race, golang/go#75804: no failing input; seeds and corpus pass)"; \
+			else echo "$$out"; exit 1; fi; \
 		done; done
 endef
 
