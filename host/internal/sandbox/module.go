@@ -198,9 +198,11 @@ func (m *Module) call(ctx context.Context, function string, input []byte, timeou
 	}
 	defer m.rt.budget.release(m.cost.Call)
 
-	callCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	// The deadline is measured from start, so a timeout fault reports the
+	// limit itself (400ms, not 399ms when the clock ticked in between).
 	start := time.Now()
+	callCtx, cancel := context.WithDeadline(ctx, start.Add(timeout))
+	defer cancel()
 	if inst == nil {
 		var err error
 		if inst, err = m.newInstance(callCtx); err != nil {
