@@ -1,7 +1,6 @@
 package hostfn_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -213,25 +212,11 @@ func TestGuestProgress(t *testing.T) {
 	})
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
 // pluginRecords returns the log records a plugin wrote (source=plugin).
-func (b *syncBuffer) pluginRecords(t *testing.T) []map[string]any {
+func pluginRecords(t *testing.T, logs *testutil.LogBuffer) []map[string]any {
 	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	var out []map[string]any
-	dec := json.NewDecoder(bytes.NewReader(b.buf.Bytes()))
+	dec := json.NewDecoder(strings.NewReader(logs.String()))
 	for dec.More() {
 		var m map[string]any
 		if err := dec.Decode(&m); err != nil {
@@ -247,7 +232,7 @@ func (b *syncBuffer) pluginRecords(t *testing.T) []map[string]any {
 
 func TestGuestLog(t *testing.T) {
 	t.Parallel()
-	var sink syncBuffer
+	var sink testutil.LogBuffer
 	logger := slog.New(slog.NewJSONHandler(&sink, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	in := mustCompile(t, hostfn.Deps{Logger: logger}, hostfn.Grant{Plugin: "logger-plugin"}).mustInstance(t)
 	call := &hostfn.Call{SessionID: "sess-1", Plugin: "logger-plugin", Skill: "shout", RequestID: "req-9"}
@@ -258,29 +243,29 @@ func TestGuestLog(t *testing.T) {
 		"level": "WARN", "msg": "hello from the guest", "source": "plugin",
 		"plugin": "logger-plugin", "skill": "shout", "session_id": "sess-1", "request_id": "req-9",
 	}}
-	if diff := cmp.Diff(want, sink.pluginRecords(t)); diff != "" {
+	if diff := cmp.Diff(want, pluginRecords(t, &sink)); diff != "" {
 		t.Errorf("log record (-want +got):\n%s", diff)
 	}
 
 	t.Run("long message is cut", func(t *testing.T) {
-		var sink syncBuffer
+		var sink testutil.LogBuffer
 		in := mustCompile(t, hostfn.Deps{Logger: slog.New(slog.NewJSONHandler(&sink, nil))}, hostfn.Grant{Plugin: "p"}).mustInstance(t)
 		if _, gerr := in.call(&hostfn.Call{}, "log_it", map[string]any{"level": 1, "msg": strings.Repeat("é", 10000)}); gerr != nil {
 			t.Fatalf("log: %+v", gerr)
 		}
-		recs := sink.pluginRecords(t)
+		recs := pluginRecords(t, &sink)
 		if len(recs) != 1 || len(recs[0]["msg"].(string)) > hostfn.MaxLogMessage {
 			t.Fatalf("records = %d, message length %d, want one of at most %d bytes", len(recs), len(recs[0]["msg"].(string)), hostfn.MaxLogMessage)
 		}
 	})
 	t.Run("flood is rate-limited", func(t *testing.T) {
-		var sink syncBuffer
+		var sink testutil.LogBuffer
 		in := mustCompile(t, hostfn.Deps{Logger: slog.New(slog.NewJSONHandler(&sink, nil))}, hostfn.Grant{Plugin: "p"}).mustInstance(t)
 		if _, gerr := in.call(&hostfn.Call{}, "log_it", map[string]any{"level": 1, "msg": "spam", "times": 300}); gerr != nil {
 			t.Fatalf("log flood must not fail the skill: %+v", gerr)
 		}
 		// The burst plus whatever refilled while the guest ran (20/s).
-		if n := len(sink.pluginRecords(t)); n < hostfn.LogBurst || n > 250 {
+		if n := len(pluginRecords(t, &sink)); n < hostfn.LogBurst || n > 250 {
 			t.Errorf("%d of 300 lines logged, want about the burst of %d", n, hostfn.LogBurst)
 		}
 	})

@@ -1,7 +1,6 @@
 package jsonrpc
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,25 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func failingEngine(t *testing.T, err error, opts ...Option) *Engine {
 	t.Helper()
@@ -76,7 +58,7 @@ func TestErrorData(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			logs := &syncBuffer{}
+			logs := &testutil.LogBuffer{}
 			e := failingEngine(t, tt.err, WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 			ctx := WithTransport(t.Context(), TransportInfo{Name: "test", RequestID: tt.transport})
 			reply := e.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"fail","id":1,"params":`+tt.params+`}`))
@@ -139,7 +121,7 @@ func TestA2AErrorData(t *testing.T) {
 
 func TestPanicRecovered(t *testing.T) {
 	t.Parallel()
-	logs := &syncBuffer{}
+	logs := &testutil.LogBuffer{}
 	e := NewEngine(WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	e.Register("boom", func(context.Context, *Request) (any, error) { panic("secret state") })
 	e.Register("ok", func(context.Context, *Request) (any, error) { return "fine", nil })

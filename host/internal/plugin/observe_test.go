@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -60,25 +59,7 @@ func (o *recorder) take() (events, calls []string) {
 	return events, calls
 }
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-func newObservedRegistry(t *testing.T, obs Observer, logs *syncBuffer) *Registry {
+func newObservedRegistry(t *testing.T, obs Observer, logs *testutil.LogBuffer) *Registry {
 	t.Helper()
 	ctx := context.Background()
 	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{})
@@ -106,7 +87,7 @@ func TestObserverSeesThePluginLife(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	obs := &recorder{hold: "life", compiling: make(chan struct{}), release: make(chan struct{})}
-	logs := &syncBuffer{}
+	logs := &testutil.LogBuffer{}
 	r := newObservedRegistry(t, obs, logs)
 	skills := "  - {id: life-echo, description: echoes, function: echo}\n  - {id: life-trap, description: traps, function: trap}\n"
 	dir := pluginSpec{name: "life", skills: skills}.write(t, root)

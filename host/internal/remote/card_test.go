@@ -133,7 +133,7 @@ func TestCredentials(t *testing.T) {
 			peer.cardJSON = tt.card
 			cfg := peerConfig("p", peer.srv.URL)
 			cfg.Credentials.KeyEnv, cfg.Credentials.Header = "PEER_KEY", tt.header
-			logs := &syncBuffer{}
+			logs := &testutil.LogBuffer{}
 			ps := mustPeers(t, nil, logs, cfg)
 			if _, err := ps.Call(callCtx(t), remote.Call{ID: "p", Method: "m", Depth: 3}); err != nil {
 				t.Fatal(err)

@@ -1,7 +1,6 @@
 package remote_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/remote"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // reply is what the fake peer does with one agent/call.
@@ -220,7 +220,7 @@ func (r *recorder) seen() ([]string, []string) {
 }
 
 // mustPeers builds Peers; logs go to buf when it is not nil.
-func mustPeers(t *testing.T, obs remote.Observer, buf *syncBuffer, cfgs ...config.RemoteAgent) *remote.Peers {
+func mustPeers(t *testing.T, obs remote.Observer, buf *testutil.LogBuffer, cfgs ...config.RemoteAgent) *remote.Peers {
 	t.Helper()
 	opts := remote.Options{Observer: obs, Getenv: func(k string) string { return map[string]string{"PEER_KEY": "s3cret-env-key"}[k] }}
 	if buf != nil {
@@ -232,24 +232,6 @@ func mustPeers(t *testing.T, obs remote.Observer, buf *syncBuffer, cfgs ...confi
 	}
 	t.Cleanup(func() { ps.Close(context.Background()) })
 	return ps
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // callCtx is a context for one test call: generous, the machine may be

@@ -1,7 +1,7 @@
 // Package testutil holds the test helpers several packages share: waiting
 // for a condition with a deadline instead of sleeping, checking a fault's
-// kind and reason, and waiting for goroutines to wind down. Only tests
-// import it.
+// kind and reason, waiting for goroutines to wind down, and a log buffer
+// safe for concurrent writes. Only tests import it.
 //
 //	testutil.Eventually(t, 10*time.Second, "the instance to be freed", func() bool {
 //		return mod.Stats().InstancesBusy == 0
