@@ -229,6 +229,7 @@ func TestAuthOverHTTP(t *testing.T) {
 			wantRefused(t, th.as(t, b, method, map[string]any{"id": taskID}), 200, -32001, "TASK_NOT_FOUND")
 		}
 		wantRefused(t, th.as(t, b, "tasks/get", map[string]any{"id": taskID}), 200, -32001, "task_not_found")
+		wantRefused(t, th.as(t, b, "_cleveragents/task/verify", map[string]any{"id": taskID}), 200, -32001, "task_not_found")
 		if got := th.mustAs(t, b, "ListTasks", map[string]any{}); got["totalSize"] != nil && got["totalSize"] != 0.0 {
 			t.Errorf("another key lists %v tasks: %v", got["totalSize"], got)
 		}

@@ -9,7 +9,6 @@ import (
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/skillhost/skillhost/host/fault"
-	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/provenance"
@@ -207,7 +206,7 @@ func (s *Service) verify(ctx context.Context, req *jsonrpc.Request) (any, error)
 	body := []byte(p.Task)
 	id := p.ID
 	if id != "" {
-		rec, _, err := s.cfg.Tasks.Owned(ctx, auth.From(ctx).Owner(), a2av1.TaskID(id))
+		rec, _, err := s.owned(ctx, a2av1.TaskID(id), "")
 		if err != nil {
 			return nil, err
 		}
