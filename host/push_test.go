@@ -178,4 +178,11 @@ func TestPushGuard(t *testing.T) {
 		!strings.Contains(err.Error(), "max_per_key") {
 		t.Errorf("fourth config of a key capped at 3: %v, want push_limit (max_per_key)", err)
 	}
+	// A config sent with the message is capped the same way: the message is
+	// refused rather than run without the notifications the client asked for.
+	req := message("echo", map[string]any{})
+	req.Config = &a2av1.SendMessageConfig{PushConfig: &a2av1.PushConfig{URL: "https://example.com/hook"}}
+	if res, err := cl.SendMessage(ctx, req); err == nil || !strings.Contains(err.Error(), "max_per_key") {
+		t.Errorf("a message with a fourth config of the key: %v, %v; want push_limit (max_per_key)", res, err)
+	}
 }

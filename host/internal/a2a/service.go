@@ -232,7 +232,10 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 	if pushCfg != nil { // before execution: the config sees every update
 		pushCfg.TaskID = task.ID
 		if _, err := s.cfg.Push.set(ctx, rec.Owner, pushCfg); err != nil {
-			s.log.Warn("a2a: the message's push config was not stored", "task_id", task.ID, "err", err)
+			// Refused (push_limit, bad URL, store) as CreatePushConfig
+			// would be: the client must not believe it will be notified.
+			s.finish(task.ID, r)
+			return nil, nil, nil, err
 		}
 	}
 	if blocking {
