@@ -89,3 +89,39 @@ func TestA2AContextIsSession(t *testing.T) {
 		})
 	}
 }
+
+// A skill run through A2A that calls another agent with agent_call passes
+// its context's session on: what the called skill stores is in that
+// context afterwards (it used to be called without a session and fail with
+// no_session).
+func TestA2AContextReachesNestedCalls(t *testing.T) {
+	t.Parallel()
+	dir := mustContextPlugin(t)
+	mustPluginWasm(t, dir, "relay", "relay.wasm", relayManifest("relay", "call", "memory", "remember", "memory"))
+	th, _ := mustHostWith(t, dir, allowAgents)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := mustClient(ctx, t, th.URL, a2av1.TransportProtocolJSONRPC)
+	run := func(skill string) map[string]any {
+		t.Helper()
+		req := message(skill, map[string]any{})
+		req.Message.ContextID = "nested"
+		res, err := cl.SendMessage(ctx, req)
+		if err != nil {
+			t.Fatalf("%s: %v", skill, err)
+		}
+		task, ok := res.(*a2av1.Task)
+		if !ok || task.Status.State != a2av1.TaskStateCompleted || len(task.Artifacts) != 1 {
+			t.Fatalf("%s = %+v", skill, res)
+		}
+		out, _ := task.Artifacts[0].Parts[0].Data().(map[string]any)
+		return out
+	}
+	if out := run("call"); out["ok"] != true {
+		t.Fatalf("the nested call failed: %v", out)
+	}
+	got, _ := run("recall")["result"].(map[string]any)
+	if got["found"] != true || got["value"] != "remembered" {
+		t.Errorf("recall in the same context after the nested remember = %v", got)
+	}
+}

@@ -97,7 +97,7 @@ func (f *funcs) agentCall(ctx context.Context, call *Call, raw []byte) (any, *gu
 		return nil, errorf(CodeBadRequest, "agent %q is not an agent id ([a-z0-9][a-z0-9-]*)", truncate(r.Agent, 80))
 	case r.Method == "" || len(r.Method) > MaxAgentCallMethod:
 		return nil, errorf(CodeBadRequest, "method must be 1..%d bytes", MaxAgentCallMethod)
-	case r.TimeoutMs < 0 || timeout > maxAgentTimeout:
+	case r.TimeoutMs < 0 || r.TimeoutMs > maxAgentTimeout.Milliseconds():
 		return nil, errorf(CodeBadRequest, "timeout_ms %d: want 0 (the rest of this call's time) up to %d", r.TimeoutMs, maxAgentTimeout.Milliseconds())
 	case len(r.Params) > 0 && !json.Valid(r.Params):
 		return nil, errorf(CodeBadRequest, "params is not JSON")
@@ -105,6 +105,12 @@ func (f *funcs) agentCall(ctx context.Context, call *Call, raw []byte) (any, *gu
 		return nil, errorf(CodeAgentNotAllowed, "agent %q is not in this plugin's permissions.agents", r.Agent)
 	case f.deps.Agents == nil:
 		return nil, errorf(CodeUnavailable, "this host makes no agent calls")
+	}
+	// The called agent shares the caller's session (an A2A task's context
+	// session too), so its context functions work and a remote peer keeps
+	// one peer session per calling session.
+	if gerr := f.resolveSession(ctx, call); gerr != nil {
+		return nil, gerr
 	}
 	res, err := f.deps.Agents.CallAgent(ctx, AgentCall{
 		Target: r.Agent, Method: r.Method, Input: r.Params, Timeout: timeout,

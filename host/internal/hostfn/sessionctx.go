@@ -85,12 +85,10 @@ func (f *funcs) contextSet(ctx context.Context, call *Call, req []byte) (any, *g
 }
 
 func (f *funcs) contextReady(ctx context.Context, call *Call) *guestError {
-	if f.deps.Context != nil && call.SessionID == "" && call.Session != nil {
-		id, err := call.Session(ctx)
-		if err != nil {
-			return f.storeError(ctx, call, err)
+	if f.deps.Context != nil {
+		if gerr := f.resolveSession(ctx, call); gerr != nil {
+			return gerr
 		}
-		call.SessionID = id
 	}
 	switch {
 	case f.deps.Context == nil:
@@ -98,6 +96,20 @@ func (f *funcs) contextReady(ctx context.Context, call *Call) *guestError {
 	case call.SessionID == "":
 		return errorf(CodeNoSession, "no session: the call was made without a session_id")
 	}
+	return nil
+}
+
+// resolveSession gives a call made without a session_id (an A2A task's) its
+// context's session, created on first use.
+func (f *funcs) resolveSession(ctx context.Context, call *Call) *guestError {
+	if call.SessionID != "" || call.Session == nil {
+		return nil
+	}
+	id, err := call.Session(ctx)
+	if err != nil {
+		return f.storeError(ctx, call, err)
+	}
+	call.SessionID = id
 	return nil
 }
 
