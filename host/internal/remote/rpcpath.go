@@ -151,7 +151,11 @@ func (p *peer) callExtension(ctx context.Context, url string, headers []header, 
 	}
 	for try := 0; ; try++ {
 		sid, err := p.sessions.get(ctx, c.SessionID, func(ctx context.Context) (string, error) {
-			return p.createSession(ctx, url, headers)
+			// Shared by concurrent first uses, so not bound to one caller's
+			// context (its cancel would fail every waiter's attempt).
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.cfg.AttemptTimeout)
+			defer cancel()
+			return p.createSession(sctx, url, headers)
 		})
 		if err != nil {
 			return nil, err
