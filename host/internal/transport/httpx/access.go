@@ -75,7 +75,7 @@ func (s *Server) report(c *fiber.Ctx, d time.Duration) {
 	a := Access{
 		// Fiber's strings live in its buffers: copy what may outlive them.
 		HTTPMethod: strings.Clone(c.Method()), Route: routeOf(c), Path: strings.Clone(clipHeader(c.Path())),
-		Status: c.Response().StatusCode(), RequestID: strings.Clone(ensureRequestID(c)), KeyID: principalOf(c).KeyID(),
+		Status: c.Response().StatusCode(), RequestID: ensureRequestID(c), KeyID: principalOf(c).KeyID(),
 		Remote:   c.Context().RemoteAddr().String(),
 		Duration: d,
 	}

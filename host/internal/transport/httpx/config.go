@@ -24,7 +24,8 @@ type Config struct {
 	// ReadTimeout bounds reading a whole request (no slowloris).
 	// Optional. Default: 10s.
 	ReadTimeout time.Duration
-	// WriteTimeout bounds writing a response. Optional. Default: 5m (streams).
+	// WriteTimeout bounds writing a response (streams included). Optional.
+	// Default: 0, none (the host passes http.write_timeout, 5m unless set).
 	WriteTimeout time.Duration
 	// IdleTimeout closes idle keep-alive connections. Optional. Default: 60s.
 	IdleTimeout time.Duration
@@ -106,9 +107,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReadTimeout <= 0 {
 		c.ReadTimeout = 10 * time.Second
-	}
-	if c.WriteTimeout <= 0 {
-		c.WriteTimeout = 5 * time.Minute
 	}
 	if c.IdleTimeout <= 0 {
 		c.IdleTimeout = 60 * time.Second

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -26,7 +27,7 @@ func (s *Server) rpc(c *fiber.Ctx) error {
 // (plugin): only the methods of Config.AgentMethods, routed to its skills.
 func (s *Server) agentRPC(c *fiber.Ctx) error {
 	info := s.transportInfo(c)
-	info.Agent = c.Params("name")
+	info.Agent = strings.Clone(c.Params("name")) // outlives Fiber's buffer
 	info.Allow = s.cfg.AgentMethods
 	if info.Allow == nil {
 		info.Allow = func(string) bool { return false }

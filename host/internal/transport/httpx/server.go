@@ -299,7 +299,9 @@ func ensureRequestID(c *fiber.Ctx) string {
 	if id, ok := c.Locals("request_id").(string); ok {
 		return id
 	}
-	id := c.Get(fiber.HeaderXRequestID)
+	// A copy: Fiber's strings live in buffers it reuses for the next
+	// request, and the id outlives the handler (tasks, streams, logs).
+	id := strings.Clone(c.Get(fiber.HeaderXRequestID))
 	if !saneID(id) {
 		var b [12]byte
 		_, _ = rand.Read(b[:])
