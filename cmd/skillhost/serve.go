@@ -46,12 +46,6 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	if mcpStdio, _ := flags.GetBool("mcp-stdio"); mcpStdio { // the key is mcp_stdio
-		cfg.MCPStdio = true
-		if err := cfg.Validate(); err != nil {
-			return usageError{err}
-		}
-	}
 	// --stdio (or --mcp-stdio) alone means local mode: no HTTP unless a
 	// listen address is configured explicitly (--listen, SKILLHOST_LISTEN or
 	// the file).

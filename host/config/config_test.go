@@ -221,3 +221,31 @@ func TestLoadSecurity(t *testing.T) {
 		}
 	}
 }
+
+// --mcp-stdio sets the key mcp_stdio like any flag: it overrides the file
+// both ways.
+func TestLoadMCPStdioFlag(t *testing.T) {
+	t.Parallel()
+	file := writeFile(t, "mcp_stdio: true\n")
+	for _, tt := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"--mcp-stdio=false"}, false},
+		{[]string{"--mcp-stdio"}, true},
+	} {
+		flags := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+		flags.Bool("mcp-stdio", false, "")
+		if err := flags.Parse(tt.args); err != nil {
+			t.Fatal(err)
+		}
+		got, err := config.Load(config.Sources{File: file, Flags: flags})
+		if err != nil {
+			t.Fatalf("%v: Load: %v", tt.args, err)
+		}
+		if got.MCPStdio != tt.want {
+			t.Errorf("%v with mcp_stdio: true in the file: MCPStdio = %v, want %v", tt.args, got.MCPStdio, tt.want)
+		}
+	}
+}

@@ -87,10 +87,11 @@ func Load(src Sources) (Config, error) {
 	if src.Flags != nil {
 		flk := koanf.New(".")
 		if err := flk.Load(posflag.ProviderWithFlag(src.Flags, ".", k, func(f *pflag.Flag) (string, any) {
-			if !known[f.Name] || !f.Changed {
+			key := flagKey(f.Name) // --mcp-stdio sets mcp_stdio
+			if !known[key] || !f.Changed {
 				return "", nil
 			}
-			return f.Name, posflag.FlagVal(src.Flags, f)
+			return key, posflag.FlagVal(src.Flags, f)
 		}), nil); err != nil {
 			return Config{}, fmt.Errorf("config flags: %w", err)
 		}

@@ -62,3 +62,7 @@ func envName(key string) string {
 
 // flagName spells a key as a command-line flag.
 func flagName(key string) string { return "--" + key }
+
+// flagKey is the config key a flag sets: its name with "-" as "_"
+// (--mcp-stdio sets mcp_stdio).
+func flagKey(name string) string { return strings.ReplaceAll(name, "-", "_") }
