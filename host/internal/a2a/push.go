@@ -73,7 +73,7 @@ type Push struct {
 type pushJob struct {
 	owner string
 	task  a2av1.TaskID
-	body  []byte
+	ev    a2av1.Event // encoded only once the task is known to have configs
 }
 
 // pushRecord is a task's push configs.
@@ -288,15 +288,10 @@ func (p *Push) set(ctx context.Context, owner string, c *a2av1.PushConfig) (*a2a
 // notify queues the delivery of ev to the task's push configs. It never
 // blocks: with the host's queue full the update is dropped (and logged).
 func (p *Push) notify(owner string, task a2av1.TaskID, ev a2av1.Event) {
-	body, err := json.Marshal(a2av1.StreamResponse{Event: ev})
-	if err != nil {
-		p.log.Error("a2a: push: encoding an update", "task_id", task, "err", err)
-		return
-	}
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(task))
 	select {
-	case p.queues[int(h.Sum32())%len(p.queues)] <- pushJob{owner: owner, task: task, body: body}:
+	case p.queues[int(h.Sum32())%len(p.queues)] <- pushJob{owner: owner, task: task, ev: ev}:
 	default:
 		p.log.Warn("a2a: push: too many updates waiting; one is dropped (a2a.push.max_pending)", "task_id", task)
 	}
@@ -328,13 +323,21 @@ func (p *Push) deliver(ctx context.Context, job pushJob) {
 		p.log.Warn("a2a: push: reading configs", "task_id", job.task, "err", err)
 		return
 	}
+	if len(rec.Configs) == 0 {
+		return
+	}
+	body, err := json.Marshal(a2av1.StreamResponse{Event: job.ev})
+	if err != nil {
+		p.log.Error("a2a: push: encoding an update", "task_id", job.task, "err", err)
+		return
+	}
 	for _, c := range rec.Configs {
 		expo := backoff.NewExponentialBackOff()
 		expo.InitialInterval, expo.MaxInterval = p.opts.Backoff, 30*time.Second
 		tries := 0
 		_, err := backoff.Retry(ctx, func() (struct{}, error) {
 			tries++
-			return struct{}{}, p.post(ctx, c, job.body)
+			return struct{}{}, p.post(ctx, c, body)
 		}, backoff.WithBackOff(expo), backoff.WithMaxTries(uint(p.opts.MaxAttempts)), backoff.WithMaxElapsedTime(0))
 		if err != nil && ctx.Err() == nil {
 			p.log.Warn("a2a: push notification not delivered", "task_id", job.task, "config_id", c.ID, "url", c.URL, "attempts", tries, "err", err)
