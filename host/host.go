@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -117,6 +118,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	// plugin has compiled.
 	if cfg.Listen != "" {
 		if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return nil, fmt.Errorf("listen %s: %w (another process serves this port: stop it, or choose another with --listen; with make: make run LISTEN=127.0.0.1:8081)", cfg.Listen, err)
+			}
 			return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 		}
 		h.warnWildcard()

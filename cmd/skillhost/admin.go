@@ -41,7 +41,11 @@ func (a *adminCmd) get(ctx context.Context, doc string, v any) ([]byte, error) {
 	}
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/rpc") + "/admin/" + doc
 	u.RawQuery, u.Fragment = "", ""
-	body, err := client.Get(ctx, nil, u.String(), client.WithAPIKey(a.to.apiKey))
+	hc, err := a.to.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	body, err := client.Get(ctx, hc, u.String(), client.WithAPIKey(a.to.apiKey))
 	var fe *fault.Error
 	if errors.As(err, &fe) { // refused: 401, 403, 429
 		return nil, fmt.Errorf("GET %s: %d %s (reason %s)", u, fe.Kind.Code(), fe.Message(), fe.Reason)

@@ -67,7 +67,7 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-var urlLine = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+)`)
+var urlLine = regexp.MustCompile(`url=(https?://127\.0\.0\.1:\d+)`)
 
 // startHost runs `skillhost serve` on a free loopback port with the given
 // data and plugin folders and waits until /health answers.
@@ -227,6 +227,7 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"bad params json", []string{"call", "--url", "http://127.0.0.1:1", "m", "{nope"}, 2},
 		{"unknown flag", []string{"serve", "--nope"}, 2},
 		{"unknown command", []string{"frobnicate"}, 2},
+		{"missing plugin folder", []string{"serve", "--plugins", "/no/such/dir", "--listen", "127.0.0.1:0", "--data", "/no/such/data"}, 2},
 		{"unreachable host", []string{"call", "--url", "http://127.0.0.1:1", "m"}, 1},
 		{"version", []string{"version"}, 0},
 	}
@@ -236,6 +237,9 @@ func TestCLIUsageErrors(t *testing.T) {
 			_, stderr, code := runCLI(t, tt.args...)
 			if code != tt.want {
 				t.Errorf("exit code %d, want %d (stderr %q)", code, tt.want, stderr)
+			}
+			if tt.name == "missing plugin folder" && !strings.Contains(stderr, "--plugins /no/such/dir") {
+				t.Errorf("stderr should name the flag: %q", stderr)
 			}
 			if code != 0 && strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 				t.Errorf("stderr should be one line, got %q", stderr)

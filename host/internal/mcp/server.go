@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
@@ -41,8 +42,9 @@ type Server struct {
 	srv *sdk.Server
 	log *slog.Logger
 
-	mu    sync.Mutex
-	tools map[string]string // name → the definition's JSON, to add only what changed
+	mu      sync.Mutex
+	tools   map[string]string // name → the definition's JSON, to add only what changed
+	plugins map[string]string // tool name → its plugin, for the caller's agent: scopes
 }
 
 // New returns a Server listing the snapshot's skills as tools. Call Update
@@ -54,18 +56,43 @@ func New(cfg Config) *Server {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, tools: map[string]string{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, tools: map[string]string{}, plugins: map[string]string{}}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: "skillhost", Title: "skillhost", Version: cfg.Version},
 		&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}, Logger: cfg.Logger,
 			Instructions: "Each tool is a sandboxed WebAssembly skill; its input is the skill's JSON input."})
+	s.srv.AddReceivingMiddleware(s.listInScope)
 	s.Update(cfg.Snapshot())
 	return s
+}
+
+// listInScope filters tools/list to the tools the caller may call (its
+// skill: and agent: scopes, as the extended Agent Card is): a key sees
+// only what it can run.
+func (s *Server) listInScope(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		list, ok := res.(*sdk.ListToolsResult)
+		if err != nil || method != "tools/list" || !ok {
+			return res, err
+		}
+		who := auth.From(ctx)
+		s.mu.Lock()
+		kept := list.Tools[:0:0]
+		for _, t := range list.Tools {
+			if who.AllowSkill(s.plugins[t.Name], t.Name) == nil {
+				kept = append(kept, t)
+			}
+		}
+		s.mu.Unlock()
+		list.Tools = kept
+		return list, nil
+	}
 }
 
 // Update makes the tool list the snapshot's skills: new and changed tools
 // are added, removed ones dropped; the SDK notifies the connected clients.
 func (s *Server) Update(snap *plugin.Snapshot) {
-	want := map[string]*sdk.Tool{}
+	want, owners := map[string]*sdk.Tool{}, map[string]string{}
 	if snap != nil {
 		for _, p := range snap.Plugins {
 			if p == nil || p.Manifest == nil {
@@ -77,12 +104,13 @@ func (s *Server) Update(snap *plugin.Snapshot) {
 					s.log.Warn("mcp: skill not offered as a tool", "skill", sk.ID, "plugin", p.Manifest.Name, "err", err)
 					continue
 				}
-				want[t.Name] = t
+				want[t.Name], owners[t.Name] = t, p.Manifest.Name
 			}
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.plugins = owners
 	var gone []string
 	for name := range s.tools {
 		if _, ok := want[name]; !ok {

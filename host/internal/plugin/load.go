@@ -40,7 +40,7 @@ func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*e
 	wasm, err := ReadInDir(dir, m.Wasm, int64(r.policy.MaxModuleBytes))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &FieldError{File: m.File, Field: "wasm", Msg: fmt.Sprintf("%s not found (run make plugins to build it)", filepath.Join(dir, m.Wasm))}
+			return nil, &FieldError{File: m.File, Field: "wasm", Msg: fmt.Sprintf("%s not found (build it: skillhost plugin build %s)", filepath.Join(dir, m.Wasm), dir)}
 		}
 		return nil, &FieldError{File: m.File, Field: "wasm", Msg: err.Error()}
 	}

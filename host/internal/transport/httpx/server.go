@@ -107,7 +107,7 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 func (s *Server) Serve(ln net.Listener) error {
 	s.trust(ln.Addr())
 	if s.cfg.TLS != nil {
-		ln = tls.NewListener(ln, s.cfg.TLS)
+		ln = tls.NewListener(sniffListener{ln}, s.cfg.TLS)
 	}
 	err := s.app.Listener(ln)
 	if err != nil && !errors.Is(err, net.ErrClosed) {
