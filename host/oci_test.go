@@ -24,10 +24,13 @@ type adminPlugin struct {
 		Ref, Digest string
 		PullError   string `json:"pull_error"`
 	}
-	Settings *struct {
-		Config  []string
-		Secrets map[string]string
-	}
+	Settings *settingsView
+}
+
+// settingsView is an /admin/plugins entry's settings.
+type settingsView struct {
+	Config  []string
+	Secrets map[string]string
 }
 
 // adminPlugins reads /admin/plugins by plugin name (a failed source: its ref).

@@ -25,7 +25,7 @@ sources:
   oci:
     - ref: ghcr.io/acme/weather:1.2
       poll: 5m
-    - {ref: "oci://127.0.0.1:5000/team/text@sha256:` + strings.Repeat("ab", 32) + `", plain_http: true}
+    - {ref: "oci://127.0.0.1:5000/team/text@sha256:`+strings.Repeat("ab", 32)+`", plain_http: true}
 `)
 	got, err := config.Load(config.Sources{File: file, Environ: []string{}})
 	if err != nil {

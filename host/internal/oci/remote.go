@@ -93,4 +93,3 @@ func (o Options) credential(host string) (auth.CredentialFunc, error) {
 	}
 	return credentials.Credential(store), nil
 }
-
