@@ -252,6 +252,9 @@ func (m *Mirror) swap(s *source, art *artifact) (*plugin.Manifest, error) {
 	if err := os.WriteFile(filepath.Join(stage, MarkerFile), mk, 0o644); err != nil {
 		return nil, err
 	}
+	if exchange(stage, s.folder) == nil {
+		return mf, nil // the old revision is in stage now, removed with tmp
+	}
 	old := filepath.Join(tmp, "old")
 	if err := os.Rename(s.folder, old); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
