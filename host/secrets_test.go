@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host/config"
@@ -109,5 +110,43 @@ func TestOperatorSecrets(t *testing.T) {
 	}
 	if !strings.Contains(seen.String(), `"secrets":{"api_key":"set"}`) {
 		t.Error("the admin documents do not show the secret as set")
+	}
+}
+
+// The dashboard shows a plugin's settings, with secrets as set or unset;
+// the rendered page never holds a secret's value.
+func TestDashboardShowsSettingsNotSecrets(t *testing.T) {
+	t.Parallel()
+	const secret = "dash-s3cr3t-77c0"
+	secretFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(secretFile, []byte(secret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plugins := t.TempDir()
+	mustConfigEcho(t, plugins, "vault", "{}")
+	mustConfigEcho(t, plugins, "locked", "{}")
+	th, _ := mustHostWith(t, plugins, func(c *config.Config) {
+		c.PluginSettings = map[string]config.PluginSettings{
+			"vault":  {Config: map[string]string{"units": "metric"}, Secrets: map[string]string{"api_key": "file:" + secretFile}},
+			"locked": {Secrets: map[string]string{"api_key": "env:T26_DASH_UNSET"}},
+		}
+	})
+	browser := mustBrowser(t)
+	if err := chromedp.Do(browser, chromedp.Navigate(th.URL+"/ui/")); err != nil {
+		t.Fatal(err)
+	}
+	waitPage(t, browser, "the plugins' settings", `[...document.querySelectorAll(".settings")].length == 2`)
+	text, err := chromedp.Run(browser, chromedp.Evaluate[string](`document.body.innerText`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"config units; secrets api_key set", "secrets api_key unset",
+		"plugins.locked.secrets.api_key: environment variable T26_DASH_UNSET is not set"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the dashboard lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, secret) {
+		t.Errorf("the dashboard shows the secret:\n%s", text)
 	}
 }
