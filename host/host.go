@@ -28,6 +28,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/mcp"
 	"github.com/skillhost/skillhost/host/internal/metrics"
 	"github.com/skillhost/skillhost/host/internal/notify"
+	"github.com/skillhost/skillhost/host/internal/oci"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/rpc"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
@@ -69,6 +70,7 @@ type Host struct {
 	guard    *auth.Guard
 	http     *httpx.Server
 	ln       net.Listener
+	oci      *oci.Mirror // nil without sources.oci
 
 	served atomic.Bool // Serve took over the listener
 
@@ -144,7 +146,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	h.store, h.runtime, h.registry = h.parts.Store, h.parts.Runtime, h.parts.Registry
 	h.registry.OnChange(h.observer.plugins)
 	h.admin = admin.New(admin.Deps{Registry: h.registry, Runtime: h.runtime, Metrics: h.metrics, Failures: h.failures,
-		Version: opts.Version, PublishedDir: filepath.Join(cfg.Data, publishedDir), Ready: h.store.Ready})
+		Version: opts.Version, PublishedDir: filepath.Join(cfg.Data, publishedDir), Ready: h.store.Ready,
+		OCIDir: filepath.Join(cfg.Data, ociDir), Sources: h.ociStates, Settings: h.parts.Settings.View})
 	h.metrics.Watch(h.admin.Metrics())
 	signingKeys, err := assemble.Keys(cfg.Identity, h.log)
 	if err != nil {
@@ -155,6 +158,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 		return nil, err
 	}
 	if err := h.setupPublished(ctx); err != nil { // after the local folder: a local plugin wins a name
+		return nil, err
+	}
+	if err := h.setupOCI(ctx); err != nil {
 		return nil, err
 	}
 	h.authn = auth.NewAuthenticator(keys, tokenStore{h.store})

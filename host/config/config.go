@@ -50,6 +50,13 @@ type Config struct {
 	Trust Trust `koanf:"trust"`
 	// Agents configures remote A2A peers and nested agent calls.
 	Agents Agents `koanf:"agents"`
+	// Sources are plugin sources besides the plugin folder (OCI
+	// registries).
+	Sources PluginSources `koanf:"sources"`
+	// PluginSettings are the operator's per-plugin settings, the YAML
+	// file's plugins.<name> sections (when `plugins` is a mapping; its
+	// entry "dir" is then the plugin folder), by plugin name. Default: none.
+	PluginSettings map[string]PluginSettings `koanf:"-"`
 }
 
 // Tracing configures OpenTelemetry tracing: a span per JSON-RPC call and
@@ -303,5 +310,6 @@ func Defaults() Config {
 		Identity: Identity{KeyFile: []string{}},
 		Trust:    Trust{Publishers: []string{}},
 		Agents:   Agents{Remote: []RemoteAgent{}, MaxCallDepth: DefaultMaxCallDepth},
+		Sources:  PluginSources{OCI: []OCISource{}},
 	}
 }

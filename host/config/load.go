@@ -11,10 +11,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/providers/env/v2"
-	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/providers/posflag"
 	"github.com/knadh/koanf/providers/structs"
 	"github.com/knadh/koanf/v2"
@@ -48,9 +46,15 @@ func Load(src Sources) (Config, error) {
 	for _, key := range k.Keys() {
 		known[key] = true
 	}
+	var settings map[string]PluginSettings
 	if src.File != "" {
+		doc, s, err := readFile(src.File)
+		if err != nil {
+			return Config{}, err
+		}
+		settings = s
 		fk := koanf.New(".")
-		if err := fk.Load(file.Provider(src.File), yaml.Parser()); err != nil {
+		if err := fk.Load(confmap.Provider(doc, ""), nil); err != nil {
 			return Config{}, fmt.Errorf("config file %s: %w", src.File, err)
 		}
 		if err := checkKeys(fk.Keys(), known, src.File, fileKey); err != nil {
@@ -105,10 +109,14 @@ func Load(src Sources) (Config, error) {
 	if err := checkItemKeys(k, "agents.remote", RemoteAgent{}); err != nil {
 		return Config{}, err
 	}
+	if err := checkItemKeys(k, "sources.oci", OCISource{}); err != nil {
+		return Config{}, err
+	}
 	var cfg Config
 	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf"}); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
+	cfg.PluginSettings = settings
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
 	}
@@ -264,6 +272,8 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.validateSecurity()...)
 	errs = append(errs, c.validateAgents()...)
+	errs = append(errs, c.validateSources()...)
+	errs = append(errs, c.validatePluginSettings()...)
 	if n := len(c.Plans.WebhookSecret); n != 0 && (n < 16 || n > 256) {
 		bad("plans.webhook_secret", "must be 16..256 bytes (or empty: only plans that bring a webhook_secret may use webhooks)")
 	}

@@ -23,6 +23,15 @@ type Deps struct {
 	PublishedDir string
 	// Ready reports the state store's health (nil: healthy). Optional.
 	Ready func() error
+	// OCIDir is where the plugins of sources.oci are pulled; plugins under
+	// it are reported with source "oci". Optional.
+	OCIDir string
+	// Sources report each sources.oci entry as it stands. Optional.
+	Sources func() []SourceState
+	// Settings report what operators may see of a plugin's plugins.<name>
+	// settings: its config keys and, per secret, "set" or "unset" — never
+	// a value. Optional.
+	Settings func(plugin string) (configKeys []string, secrets map[string]string)
 }
 
 // Admin builds the admin documents.

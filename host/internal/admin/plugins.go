@@ -22,6 +22,7 @@ const (
 const (
 	SourceLocal     = "local"     // the plugin folder (plugins)
 	SourcePublished = "published" // published to the cluster (skillhost plugin publish)
+	SourceOCI       = "oci"       // pulled from an OCI registry (sources.oci)
 )
 
 // PluginsDoc is GET /admin/plugins.
@@ -55,6 +56,10 @@ type PluginView struct {
 	CompilingSince *time.Time  `json:"compiling_since,omitempty"`
 	Limits         *LimitsView `json:"limits,omitempty"`
 	Skills         []SkillView `json:"skills"`
+	// OCI is the sources.oci entry the plugin is pulled from.
+	OCI *OCIView `json:"oci,omitempty"`
+	// Settings are the operator's plugins.<name> settings, values hidden.
+	Settings *SettingsView `json:"settings,omitempty"`
 }
 
 // LimitsView are a plugin's effective limits (its requests, defaults
@@ -119,8 +124,13 @@ func (a *Admin) Plugins() PluginsDoc {
 		if seen[dir] {
 			continue
 		}
+		seen[dir] = true
 		doc.Plugins = append(doc.Plugins, PluginView{Name: filepath.Base(dir), State: StateFailed, Error: pr.Message,
 			ProblemSince: &pr.Time, Source: a.source(dir), Dir: dir, Skills: []SkillView{}})
+	}
+	doc.Plugins = a.withSources(doc.Plugins, seen)
+	for i := range doc.Plugins {
+		doc.Plugins[i].Settings = a.settings(doc.Plugins[i].Name)
 	}
 	sort.Slice(doc.Plugins, func(i, j int) bool {
 		if doc.Plugins[i].Name != doc.Plugins[j].Name {
@@ -173,12 +183,22 @@ func limitsView(l sandbox.Limits) *LimitsView {
 	}
 }
 
-// source tells a published plugin's folder from a local one.
+// source tells a published or pulled plugin's folder from a local one.
 func (a *Admin) source(dir string) string {
-	if a.d.PublishedDir != "" {
-		if rel, err := filepath.Rel(a.d.PublishedDir, dir); err == nil && filepath.IsLocal(rel) {
-			return SourcePublished
-		}
+	switch {
+	case within(a.d.PublishedDir, dir):
+		return SourcePublished
+	case within(a.d.OCIDir, dir):
+		return SourceOCI
 	}
 	return SourceLocal
+}
+
+// within reports whether dir is inside root (a non-empty folder).
+func within(root, dir string) bool {
+	if root == "" {
+		return false
+	}
+	rel, err := filepath.Rel(root, dir)
+	return err == nil && filepath.IsLocal(rel)
 }

@@ -60,6 +60,12 @@ func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*e
 	if err := checkExports(m, info); err != nil {
 		return nil, err
 	}
+	conf := m.Permissions.Config
+	if r.opts.Config != nil {
+		if conf, err = r.opts.Config(m); err != nil {
+			return nil, err
+		}
+	}
 	mounts, closers, err := r.mounts(m)
 	if err != nil {
 		return nil, &FieldError{File: m.File, Field: "permissions.allowed_paths", Msg: err.Error()}
@@ -68,7 +74,7 @@ func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*e
 		Name:   m.Name,
 		Wasm:   wasm,
 		Limits: r.sandboxLimits(eff),
-		Config: m.Permissions.Config,
+		Config: conf,
 		Mounts: mounts,
 	}
 	if r.opts.HostFunctions != nil {

@@ -43,6 +43,13 @@ type RegistryOptions struct {
 	// Tracer records a span per skill call, around the sandbox call.
 	// Optional. Default: none (no span, no cost).
 	Tracer trace.Tracer
+	// Config returns the key/values handed to a plugin (its Extism config,
+	// read by the guest's config function), called each time the plugin
+	// loads: the operator's plugins.<name> settings merged over the
+	// manifest's permissions.config. An error refuses the plugin (a Problem;
+	// it must not carry a secret's value). Optional. Default: the
+	// manifest's permissions.config.
+	Config func(m *Manifest) (map[string]string, error)
 }
 
 // Problem is a plugin folder that could not be (re)loaded, for operators.

@@ -94,6 +94,14 @@ function renderStatus(st) {
   renderFailures(st.recent_failures.failures);
 }
 
+// settingsText shows an operator's plugins.<name> settings: config keys and
+// each secret set or unset (the host never sends values).
+function settingsText(st) {
+  const secrets = Object.entries(st.secrets || {}).sort().map(([k, v]) => `${k} ${v}`);
+  return [st.config.length ? `config ${st.config.join(", ")}` : "", secrets.length ? `secrets ${secrets.join(", ")}` : ""]
+    .filter(Boolean).join("; ");
+}
+
 function sumErrors(s) { return Object.values(s.errors || {}).reduce((a, b) => a + b, 0); }
 
 function renderPlugins(doc) {
@@ -106,7 +114,9 @@ function renderPlugins(doc) {
     if (p.error) stateCell.append(el("span", { class: "problem" }, p.error));
     rows.push(el("tr", { class: "agent", "data-plugin": p.name, "data-state": p.state },
       el("td", {}, `${p.name} ${p.version || ""}`, el("span", { class: "muted" }, ` ${p.source}`),
-        el("span", { class: "muted signer" }, p.signer ? `signed by ${p.signer}` : "unsigned")),
+        el("span", { class: "muted signer" }, p.signer ? `signed by ${p.signer}` : "unsigned"),
+        ...(p.oci ? [el("span", { class: "muted signer" }, `from ${p.oci.ref}`)] : []),
+        ...(p.settings ? [el("span", { class: "muted signer settings" }, settingsText(p.settings))] : [])),
       stateCell,
       el("td", { class: "limits" }, lim ? `timeout ${lim.timeout}, memory ${lim.memory}, output ${lim.output}, concurrency ${lim.concurrency}` : ""),
       el("td", { class: "pool" }, pool ? `${pool.instances.idle} / ${pool.instances.busy} / ${pool.instances.discarded}` : ""),
