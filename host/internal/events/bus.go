@@ -201,9 +201,9 @@ type Subscription struct {
 	bus     *Bus
 	release func() // the subscription's unit of Bus.subs
 	it      jetstream.MessagesContext
-	msgs chan jetstream.Msg
-	errc chan error
-	done atomic.Bool
+	msgs    chan jetstream.Msg
+	errc    chan error
+	done    atomic.Bool
 }
 
 // Subscribe opens a subscription. More than MaxSubscribers open at once on
