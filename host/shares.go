@@ -51,15 +51,15 @@ func (h *Host) shareMetrics() []metrics.Share {
 	return out
 }
 
-// SharesDoc is GET /admin/shares: each counted resource with its caps, what
+// sharesDocument is GET /admin/shares: each counted resource with its caps, what
 // is held, its largest holders (keys as "key:<id>", client addresses) and
 // its refusals since start.
-type SharesDoc struct {
+type sharesDocument struct {
 	Shares []share.Stats `json:"shares"`
 }
 
 func (h *Host) sharesDoc(context.Context) any {
-	doc := SharesDoc{Shares: []share.Stats{}}
+	doc := sharesDocument{Shares: []share.Stats{}}
 	for _, c := range h.shares() {
 		doc.Shares = append(doc.Shares, c.Stats())
 	}
