@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,9 @@ func wantRPCRefusal(t *testing.T, what, body string, reason, limit string) {
 // cards, from the reserve; another address is served as usual.
 func TestConnectionShares(t *testing.T) {
 	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("needs several loopback addresses: Linux routes 127.0.0.0/8 to lo")
+	}
 	base := startServer(t, httpx.Config{MaxConns: 4, MaxConnsPerAddr: 2, ReservedConns: 4,
 		ReadTimeout: 5 * time.Minute, IdleTimeout: 10 * time.Minute})
 	addr := strings.TrimPrefix(base, "http://")
