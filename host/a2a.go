@@ -78,6 +78,8 @@ func (h *Host) setupA2A(ctx context.Context) error {
 		Guard:            h.guard,
 		Contexts:         contexts,
 		Push:             push,
+		MaxStreams:       h.cfg.A2A.MaxStreams,
+		MaxStreamsPerKey: shareOrNone(h.cfg.A2A.MaxStreamsPerKey),
 	})
 	if err != nil {
 		return fmt.Errorf("a2a service: %w", err)
@@ -85,7 +87,8 @@ func (h *Host) setupA2A(ctx context.Context) error {
 	a2a.Register(h.engine, h.tasks)
 	h.rest = a2a.NewREST(h.engine, h.log)
 	// MCP tools: the same skills, from the same manifests, through the same engine.
-	h.mcp = mcp.New(mcp.Config{Invoker: h.engine, Snapshot: h.registry.Snapshot, Version: h.opts.Version, Logger: h.log})
+	h.mcp = mcp.New(mcp.Config{Invoker: h.engine, Snapshot: h.registry.Snapshot, Version: h.opts.Version, Logger: h.log,
+		MaxSessions: h.cfg.MCP.MaxSessions, MaxSessionsPerKey: shareOrNone(h.cfg.MCP.MaxSessionsPerKey)})
 	h.registry.OnChange(h.mcp.Update)
 	return nil
 }

@@ -288,7 +288,7 @@ func TestAuthOverHTTP(t *testing.T) {
 		for range 3 {
 			ids = append(ids, th.mustAs(t, k.quota.Secret, "_cleveragents/session/create", map[string]any{})["session_id"])
 		}
-		wantRefused(t, th.as(t, k.quota.Secret, "_cleveragents/session/create", map[string]any{}), 200, -32106, "key_quota")
+		wantRefused(t, th.as(t, k.quota.Secret, "_cleveragents/session/create", map[string]any{}), 429, -32106, "key_quota")
 		th.mustAs(t, k.quota.Secret, "_cleveragents/session/close", map[string]any{"session_id": ids[0]})
 		th.mustAs(t, k.quota.Secret, "_cleveragents/session/create", map[string]any{})
 	})
@@ -301,7 +301,7 @@ func TestAuthOverHTTP(t *testing.T) {
 			th.mustAs(t, k.bytes.Secret, "_cleveragents/context/set", map[string]any{"session_id": sid, "context_key": "k" + strconv.Itoa(i), "value": value})
 			if i == 1 {
 				r := th.as(t, k.bytes.Secret, "_cleveragents/context/set", map[string]any{"session_id": sid, "context_key": "more", "value": value})
-				wantRefused(t, r, 200, -32106, "key_quota")
+				wantRefused(t, r, 429, -32106, "key_quota")
 			}
 		}
 	})

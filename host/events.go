@@ -14,7 +14,8 @@ func (h *Host) setupEvents(ctx context.Context) error {
 	bus, err := events.Open(ctx, h.store.JetStream(), events.Config{
 		Retention: h.cfg.Events.Retention, MaxBytes: int64(h.cfg.Events.MaxBytes),
 		DedupeWindow: h.cfg.Events.DedupeWindow, MaxSubscribers: h.cfg.Events.MaxSubscribers,
-		Replicas: h.store.Replicas(),
+		MaxSubscribersPerKey: shareOrNone(h.cfg.Events.MaxSubscribersPerKey),
+		Replicas:             h.store.Replicas(),
 	})
 	if err != nil {
 		return fmt.Errorf("events: %w", err)

@@ -134,7 +134,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 		h.tracer = h.traces.Tracer("github.com/skillhost/skillhost/host")
 		h.log.Info("tracing: spans are exported over OTLP/HTTP", "endpoint", cfg.Tracing.OTLPEndpoint, "sample_ratio", cfg.Tracing.SampleRatio)
 	}
-	h.guard = auth.NewGuard(nil)
+	h.guard = auth.NewGuard(nil, auth.MaxRunning(cfg.RPC.MaxRunningCalls))
 	remoteMetrics := metrics.NewRemote(h.metrics.Registry())
 	if h.parts, err = assemble.New(ctx, assemble.Spec{
 		Config: cfg, Store: assemble.DataStore, CacheDir: filepath.Join(cfg.Data, "wazero-cache"), Logger: h.log,
@@ -203,12 +203,14 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 		h.http = httpx.New(httpx.Config{
 			Version: opts.Version, BodyLimit: int(cfg.HTTP.BodyLimit), ReadTimeout: cfg.HTTP.ReadTimeout,
 			WriteTimeout: cfg.HTTP.WriteTimeout, IdleTimeout: cfg.HTTP.IdleTimeout, MaxConns: cfg.HTTP.MaxConns,
+			MaxConnsPerAddr: shareOrNone(cfg.HTTP.MaxConnsPerAddr), ReservedConns: shareOrNone(cfg.HTTP.ReservedConns),
 			Auth: h.authn, TLS: tlsCfg, PublicURL: h.publicURL(), AllowedOrigins: origins, AllowedHosts: cfg.HTTP.AllowedHosts,
 			Pprof: cfg.HTTP.Pprof, Events: h.eventSource(), Logger: h.log, Ready: h.store.Ready,
 			Admin: h.adminDocs(), UI: dashboard.Assets, JWKS: h.jwks(), Access: h.httpAccess, AgentMethods: a2a.IsMethod,
 			RESTPath: a2a.RESTPath, REST: h.serveREST, MCP: h.mcp.Handler(),
 		}, h.engine, h.cards, h.metrics.Handler())
 	}
+	h.metrics.WatchShares(h.shareMetrics)
 	return h, nil
 }
 
@@ -247,6 +249,7 @@ func (h *Host) adminDocs() map[string]func(context.Context) any {
 		"plugins":  func(context.Context) any { return h.admin.Plugins() },
 		"pool":     func(context.Context) any { return h.admin.Pool() },
 		"failures": func(context.Context) any { return h.admin.Failures() },
+		"shares":   h.sharesDoc,
 	}
 }
 

@@ -42,6 +42,8 @@ type Config struct {
 	Auth    Auth    `koanf:"auth"`
 	A2A     A2A     `koanf:"a2a"`
 	Events  Events  `koanf:"events"`
+	// MCP configures the MCP sessions of POST /mcp.
+	MCP MCP `koanf:"mcp"`
 	// Tracing exports OpenTelemetry spans (off by default).
 	Tracing Tracing `koanf:"tracing"`
 	// Identity is the host's signing keys (cards, task provenance).
@@ -139,6 +141,12 @@ type A2A struct {
 	ContextIdle time.Duration `koanf:"context_idle"`
 	// Push configures push notifications.
 	Push Push `koanf:"push"`
+	// MaxStreams caps the task streams (SendStreamingMessage,
+	// SubscribeToTask, their v0.3 names and REST routes) open at once on
+	// this host.
+	MaxStreams int `koanf:"max_streams"`
+	// MaxStreamsPerKey caps those one key holds (0: no per-key share).
+	MaxStreamsPerKey int `koanf:"max_streams_per_key"`
 }
 
 // Push configures A2A push notifications: task updates POSTed to the
@@ -171,6 +179,9 @@ type Events struct {
 	MaxBytes       ByteSize      `koanf:"max_bytes"`
 	DedupeWindow   time.Duration `koanf:"dedupe_window"`
 	MaxSubscribers int           `koanf:"max_subscribers"`
+	// MaxSubscribersPerKey caps the GET /events streams one key holds
+	// (0: no per-key share).
+	MaxSubscribersPerKey int `koanf:"max_subscribers_per_key"`
 }
 
 // Plans configures plan execution (`_cleveragents/plan/*`).
@@ -209,6 +220,14 @@ type HTTP struct {
 	IdleTimeout     time.Duration `koanf:"idle_timeout"`
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
 	MaxConns        int           `koanf:"max_conns"`
+	// MaxConnsPerAddr caps the connections of one client address (IPv6:
+	// one /64) within MaxConns (0: no per-address share, e.g. behind a
+	// proxy).
+	MaxConnsPerAddr int `koanf:"max_conns_per_addr"`
+	// ReservedConns are connections past MaxConns (or past an address's
+	// share) that are answered only on /health and the public documents
+	// (cards, JWKS), then closed: a full host still answers its health.
+	ReservedConns int `koanf:"reserved_conns"`
 	// TLS serves HTTPS (TLS 1.2+) when both files are set.
 	TLS TLS `koanf:"tls"`
 	// AllowInsecureRemote permits plain HTTP on a non-loopback listen
@@ -239,6 +258,10 @@ type RPC struct {
 	// together until they are written; a response past it gets -32106
 	// response_budget.
 	ResponseBudget ByteSize `koanf:"response_budget"`
+	// MaxRunningCalls caps the calls (and A2A tasks) running at once on
+	// this host, every principal together; a key's own share is
+	// auth.limits.max_concurrent_calls.
+	MaxRunningCalls int `koanf:"max_running_calls"`
 }
 
 // Store configures sessions and context values.
@@ -285,9 +308,11 @@ func Defaults() Config {
 			IdleTimeout:     60 * time.Second,
 			ShutdownTimeout: 30 * time.Second,
 			MaxConns:        1024,
+			MaxConnsPerAddr: 256,
+			ReservedConns:   16,
 		},
 		RPC: RPC{MaxBatch: 64, BatchConcurrency: 8, MaxBody: MiB, StdioConcurrency: 1,
-			MaxBatchResponse: 8 * MiB, ResponseBudget: 256 * MiB},
+			MaxBatchResponse: 8 * MiB, ResponseBudget: 256 * MiB, MaxRunningCalls: 1024},
 		Store: Store{
 			MaxValue: MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 0, StartTimeout: time.Minute,
 			MaxKeysPerSession: 1000, MaxSessionBytes: 16 * MiB, ClosedSessionRetention: 30 * 24 * time.Hour,
@@ -304,8 +329,11 @@ func Defaults() Config {
 			MaxConcurrentCalls: auth.DefaultMaxConcurrentCalls, MaxContextBytes: auth.DefaultMaxContextBytes,
 		}},
 		A2A: A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB, ContextIdle: 24 * time.Hour,
-			Push: Push{MaxPerTask: 10, MaxPerKey: 100, Timeout: 10 * time.Second, MaxAttempts: 5, MaxPending: 1024}},
-		Events:   Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256},
+			Push:       Push{MaxPerTask: 10, MaxPerKey: 100, Timeout: 10 * time.Second, MaxAttempts: 5, MaxPending: 1024},
+			MaxStreams: 1024, MaxStreamsPerKey: 256},
+		Events: Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256,
+			MaxSubscribersPerKey: 64},
+		MCP:      MCP{MaxSessions: 1024, MaxSessionsPerKey: 256},
 		Tracing:  Tracing{SampleRatio: 1},
 		Identity: Identity{KeyFile: []string{}},
 		Trust:    Trust{Publishers: []string{}},

@@ -274,6 +274,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateAgents()...)
 	errs = append(errs, c.validateSources()...)
 	errs = append(errs, c.validatePluginSettings()...)
+	errs = append(errs, c.validateShares()...)
 	if n := len(c.Plans.WebhookSecret); n != 0 && (n < 16 || n > 256) {
 		bad("plans.webhook_secret", "must be 16..256 bytes (or empty: only plans that bring a webhook_secret may use webhooks)")
 	}

@@ -66,7 +66,7 @@ const (
 	ReasonParamsTooLarge      = "params_too_large"     // a step's params, references resolved, exceed the cap
 
 	// Events.
-	ReasonTooManySubscribers = "too_many_subscribers" // GET /events: events.max_subscribers streams are open
+	ReasonTooManySubscribers = "too_many_subscribers" // the host's stream cap: events.max_subscribers (GET /events) or a2a.max_streams (task streams)
 
 	// A2A tasks and cards.
 	ReasonTaskNotFound              = "task_not_found"
@@ -93,7 +93,7 @@ const (
 	ReasonOriginDenied       = "origin_denied"          // browser request from an origin not allowed (HTTP 403)
 	ReasonHostDenied         = "host_denied"            // Host header names no address of this host (HTTP 403)
 	ReasonMediaType          = "unsupported_media_type" // state-changing request that is not JSON (HTTP 415)
-	ReasonKeyQuota           = "key_quota"              // a key's open sessions or context bytes are used up
+	ReasonKeyQuota           = "key_quota"              // a key's quota is used up: open sessions, context bytes, or its share of a counted resource (streams, MCP sessions, a client address's connections)
 
 	// Default reasons of kinds raised without a specific reason (see
 	// Error.WireReason); the code always names a specific one.

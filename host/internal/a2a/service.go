@@ -16,6 +16,7 @@ import (
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/share"
 )
 
 // Executor runs one skill call; *plugin.Registry implements it.
@@ -53,6 +54,10 @@ type ServiceConfig struct {
 	// Contexts maps each contextId to a session the skill runs in.
 	// Optional. Default: nil (skills called through A2A get no session).
 	Contexts *Contexts
+	// MaxStreams caps the task streams open at once on this host, and
+	// MaxStreamsPerKey those of one key (streams.go). Optional. Defaults:
+	// DefaultMaxStreams, DefaultMaxStreamsPerKey (-1: no per-key share).
+	MaxStreams, MaxStreamsPerKey int
 }
 
 // Service implements the A2A task methods over the plugin registry.
@@ -61,6 +66,7 @@ type Service struct {
 	events  *events
 	cancels *nats.Subscription // cancels sent by other hosts
 	log     *slog.Logger
+	streams *share.Counter // open task streams, host-wide and per key
 
 	mu      sync.Mutex
 	running map[a2av1.TaskID]*run
@@ -99,7 +105,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Service{cfg: cfg, events: cfg.Tasks.events, log: cfg.Logger, running: map[a2av1.TaskID]*run{}}
+	s := &Service{cfg: cfg, events: cfg.Tasks.events, log: cfg.Logger, running: map[a2av1.TaskID]*run{}, streams: newStreamCounter(cfg)}
 	sub, err := s.events.nc.Subscribe(CancelSubject+"*", s.onCancel)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: subscribe to cancels: %w", err)

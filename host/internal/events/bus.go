@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/share"
 )
 
 // Event types.
@@ -74,7 +75,7 @@ const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 type Bus struct {
 	cfg  Config
 	js   jetstream.JetStream
-	subs atomic.Int64
+	subs *share.Counter // open subscriptions: MaxSubscribers, MaxSubscribersPerKey each
 }
 
 // Open creates or updates the events stream.
@@ -99,8 +100,19 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Bus, error)
 	if err != nil {
 		return nil, fmt.Errorf("events: open stream %s: %w", Stream, err)
 	}
-	return &Bus{cfg: cfg, js: js}, nil
+	return &Bus{cfg: cfg, js: js, subs: share.New(share.Config{
+		Resource: "events_streams", What: "GET /events streams",
+		Limit: cfg.MaxSubscribers, LimitKey: "events.max_subscribers",
+		Share: cfg.MaxSubscribersPerKey, ShareKey: "events.max_subscribers_per_key",
+		Full: fault.Newf(fault.ResourceExhausted, fault.ReasonTooManySubscribers,
+			"%d event subscriptions are open on this host, the limit (events.max_subscribers)", cfg.MaxSubscribers),
+		Over: fault.Newf(fault.ResourceExhausted, fault.ReasonKeyQuota,
+			"this key holds %d GET /events streams, its share of this host (events.max_subscribers_per_key); close one first", cfg.MaxSubscribersPerKey),
+	})}, nil
 }
+
+// Subscribers counts the open subscriptions (for metrics and admin).
+func (b *Bus) Subscribers() *share.Counter { return b.subs }
 
 // token encodes a subject token: base64url of s, "_" for "".
 func token(s string) string {
@@ -153,6 +165,10 @@ type Filter struct {
 	After uint64
 	// Replay starts with the oldest retained event (After is then ignored).
 	Replay bool
+	// Holder is who holds the subscription, for the per-key share
+	// (Config.MaxSubscribersPerKey): the subscriber's owner; "" counts
+	// against the host-wide cap only.
+	Holder string
 }
 
 // subjects are the filter's subject patterns: owner, session, plan, then
@@ -182,23 +198,24 @@ func (f Filter) subjects() []string {
 // Subscription delivers the events of a Filter in stream order. It is not
 // safe for concurrent use; Close it when done.
 type Subscription struct {
-	bus  *Bus
-	it   jetstream.MessagesContext
-	msgs chan jetstream.Msg
-	errc chan error
-	done atomic.Bool
+	bus     *Bus
+	release func() // the subscription's unit of Bus.subs
+	it      jetstream.MessagesContext
+	msgs    chan jetstream.Msg
+	errc    chan error
+	done    atomic.Bool
 }
 
 // Subscribe opens a subscription. More than MaxSubscribers open at once on
-// this host is ResourceExhausted (too_many_subscribers).
+// this host is ResourceExhausted (too_many_subscribers); more than
+// MaxSubscribersPerKey of f.Holder is ResourceExhausted (key_quota).
 func (b *Bus) Subscribe(ctx context.Context, f Filter) (*Subscription, error) {
 	if f.Owners != nil && len(f.Owners) == 0 {
 		return nil, errors.New("events: a filter with an empty owner list matches nothing")
 	}
-	if n := b.subs.Add(1); n > int64(b.cfg.MaxSubscribers) {
-		b.subs.Add(-1)
-		return nil, fault.Newf(fault.ResourceExhausted, fault.ReasonTooManySubscribers,
-			"%d event subscriptions are open on this host, the limit (events.max_subscribers)", b.cfg.MaxSubscribers)
+	release, err := b.subs.Acquire(f.Holder)
+	if err != nil {
+		return nil, err
 	}
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: f.subjects(), DeliverPolicy: jetstream.DeliverNewPolicy}
 	switch {
@@ -209,15 +226,15 @@ func (b *Bus) Subscribe(ctx context.Context, f Filter) (*Subscription, error) {
 	}
 	cons, err := b.js.OrderedConsumer(ctx, Stream, cfg)
 	if err != nil {
-		b.subs.Add(-1)
+		release()
 		return nil, fmt.Errorf("events: subscribe: %w", err)
 	}
 	it, err := cons.Messages(jetstream.PullMaxBytes(subscriberBuffer))
 	if err != nil {
-		b.subs.Add(-1)
+		release()
 		return nil, fmt.Errorf("events: subscribe: %w", err)
 	}
-	s := &Subscription{bus: b, it: it, msgs: make(chan jetstream.Msg), errc: make(chan error, 1)}
+	s := &Subscription{bus: b, release: release, it: it, msgs: make(chan jetstream.Msg), errc: make(chan error, 1)}
 	go s.pump()
 	return s, nil
 }
@@ -279,7 +296,7 @@ func (s *Subscription) Close() error {
 			for range s.msgs {
 			}
 		}()
-		s.bus.subs.Add(-1)
+		s.release()
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/share"
 )
 
 // ContextPrefix prefixes the A2A context of an MCP session's tool calls.
@@ -34,13 +35,18 @@ type Config struct {
 	Snapshot func() *plugin.Snapshot // the registry's current snapshot
 	Version  string                  // reported as the server's version
 	Logger   *slog.Logger
+	// MaxSessions caps the MCP sessions open over HTTP on this host, and
+	// MaxSessionsPerKey those of one key. Optional. Defaults:
+	// MaxHTTPSessions, MaxHTTPSessionsPerKey (-1: no per-key share).
+	MaxSessions, MaxSessionsPerKey int
 }
 
 // Server is the MCP server of a host. It is safe for concurrent use.
 type Server struct {
-	cfg Config
-	srv *sdk.Server
-	log *slog.Logger
+	cfg      Config
+	srv      *sdk.Server
+	log      *slog.Logger
+	sessions *share.Counter // MCP sessions over HTTP
 
 	mu      sync.Mutex
 	tools   map[string]string // name → the definition's JSON, to add only what changed
@@ -56,7 +62,7 @@ func New(cfg Config) *Server {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, tools: map[string]string{}, plugins: map[string]string{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, tools: map[string]string{}, plugins: map[string]string{}, sessions: newSessionCounter(cfg)}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: "skillhost", Title: "skillhost", Version: cfg.Version},
 		&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}, Logger: cfg.Logger,
 			Instructions: "Each tool is a sandboxed WebAssembly skill; its input is the skill's JSON input."})

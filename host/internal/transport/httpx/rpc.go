@@ -85,8 +85,9 @@ func (r *replyBody) Close() error {
 }
 
 // replyStatus is the HTTP status of a JSON-RPC reply: 200, except that a
-// single request refused for its credentials, its scopes or a rate limit
-// gets 401, 403 or 429 (with WWW-Authenticate or Retry-After). Batches are
+// single request refused for its credentials, its scopes, a rate limit or
+// its key's quota (key_quota: a share of the host it already holds) gets
+// 401, 403 or 429 (with WWW-Authenticate or Retry-After). Batches are
 // always 200: each element carries its own error.
 func (s *Server) replyStatus(c *fiber.Ctx, err *fault.Error) int {
 	if err == nil {
@@ -100,6 +101,8 @@ func (s *Server) replyStatus(c *fiber.Ctx, err *fault.Error) int {
 		return fiber.StatusForbidden
 	case err.Reason == fault.ReasonRateLimited:
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(auth.RetryAfterSeconds(auth.RetryAfter(err))))
+		return fiber.StatusTooManyRequests
+	case err.Reason == fault.ReasonKeyQuota:
 		return fiber.StatusTooManyRequests
 	}
 	return fiber.StatusOK

@@ -20,6 +20,7 @@ import (
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+	"github.com/skillhost/skillhost/host/internal/share"
 )
 
 // CardSource serves Agent Cards. Card bodies are complete JSON documents.
@@ -44,6 +45,8 @@ type Server struct {
 	streams context.Context // SSE streams; canceled when Shutdown starts
 	endSSE  context.CancelFunc
 	started time.Time
+	conns   *share.Counter // connections: http.max_conns, per address http.max_conns_per_addr
+	reserve *share.Counter // past conns: the public documents only (nil: no reserve)
 }
 
 // New builds the app. cards and metrics may be nil (routes then answer 404).
@@ -52,13 +55,17 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 	base, cancel := context.WithCancel(context.Background()) //nolint:contextcheck // server lifetime, ended by Shutdown
 	s := &Server{cfg: cfg, engine: engine, cards: cards, base: base, cancel: cancel, started: time.Now()}
 	s.streams, s.endSSE = context.WithCancel(base)
+	s.conns, s.reserve = connCounters(cfg)
+	// The listener counts connections (conns.go); fasthttp's own cap (a
+	// bare 503 for everything, /health included) only backs it up.
+	concurrency := 2 * (cfg.MaxConns + max(cfg.ReservedConns, 0))
 	s.app = fiber.New(fiber.Config{
 		AppName:               "skillhost",
 		BodyLimit:             cfg.BodyLimit,
 		ReadTimeout:           cfg.ReadTimeout,
 		WriteTimeout:          cfg.WriteTimeout,
 		IdleTimeout:           cfg.IdleTimeout,
-		Concurrency:           cfg.MaxConns,
+		Concurrency:           concurrency,
 		DisableStartupMessage: true,
 		ErrorHandler:          s.errorHandler,
 	})
@@ -67,6 +74,7 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 		cfg.Logger.Error("http handler panic", "path", c.Path(), "panic", e)
 	}}))
 	s.app.Use(requestID)
+	s.app.Use(s.reserved)
 	s.app.Get("/health", s.health)
 	s.app.Get("/.well-known/agent-card.json", s.card)
 	s.app.Get("/agents/:name/.well-known/agent-card.json", s.agentCard)
@@ -106,6 +114,7 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 // Config.TLS is set.
 func (s *Server) Serve(ln net.Listener) error {
 	s.trust(ln.Addr())
+	ln = &countingListener{Listener: ln, conns: s.conns, reserve: s.reserve, plain: s.cfg.TLS == nil}
 	if s.cfg.TLS != nil {
 		ln = tls.NewListener(sniffListener{ln}, s.cfg.TLS)
 	}
