@@ -80,10 +80,9 @@ func (e *tooManyRedirectsError) Error() string {
 
 func newFetcher(p NetPolicy, hosts hostMatcher) *fetcher {
 	f := &fetcher{policy: p, hosts: hosts}
-	dialer := p.Dialer()
 	transport := &http.Transport{
-		Proxy:                  nil, // never from the environment
-		DialContext:            dialer.DialContext,
+		Proxy:                  nil,           // never from the environment
+		DialContext:            p.DialContext, // a refusal names the host, not the address it resolved to
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    p.Timeout,
 		ResponseHeaderTimeout:  p.Timeout,
