@@ -141,8 +141,8 @@ func TestDropsOnlyTheOffendingKeysOldest(t *testing.T) {
 		t.Errorf("dropped counted %d, want 53", got)
 	}
 	err := s.Submit(&delivery.Request{Kind: "test", Key: "alice", URL: silentA.URL, Durable: true, Retry: once})
-	if !errors.Is(err, delivery.ErrFull) {
-		t.Errorf("a durable request past alice's cap: %v, want ErrFull", err)
+	if !errors.Is(err, delivery.ErrKeyFull) {
+		t.Errorf("a durable request past alice's cap: %v, want ErrKeyFull", err)
 	}
 	for _, key := range []string{"alice", "carol"} {
 		if n := strings.Count(s.logs.String(), `"key":"`+key+`"`); n != 1 {

@@ -98,10 +98,10 @@ type counter struct {
 	attempts map[string]int // kind/result
 }
 
-func (c *counter) Finished(kind string, o delivery.Outcome) {
+func (c *counter) Finished(kind, outcome string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.finished[kind+"/"+string(o)]++
+	c.finished[kind+"/"+outcome]++
 }
 
 func (c *counter) Attempted(kind, result string) {

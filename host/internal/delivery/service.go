@@ -59,8 +59,9 @@ type Config struct {
 // Observer receives what a Service does, for metrics. Calls must be cheap
 // and must not call back into the Service.
 type Observer interface {
-	// Finished counts a delivery that ended: delivered, failed or dropped.
-	Finished(kind string, outcome Outcome)
+	// Finished counts a delivery that ended: outcome is Delivered, Failed
+	// or Dropped (as a string, so observers need not import this package).
+	Finished(kind, outcome string)
 	// Attempted counts one POST: "ok", "retry" (it will be tried again) or
 	// "final" (failed for good).
 	Attempted(kind, result string)
@@ -122,8 +123,13 @@ type Result struct {
 	Text string
 }
 
-// ErrFull is returned by Submit for a Durable request past a pending cap.
-var ErrFull = errors.New("delivery: too many deliveries waiting")
+// ErrFull is returned by Submit for a Durable request past the host's
+// pending cap (MaxPending, KindPending): every key waits.
+var ErrFull = errors.New("delivery: too many deliveries waiting on this host")
+
+// ErrKeyFull is returned by Submit for a Durable request past its key's
+// pending cap (MaxPendingPerKey): only that key waits.
+var ErrKeyFull = errors.New("delivery: too many deliveries of this key waiting")
 
 // ErrStopped is returned by Submit after Run has ended.
 var ErrStopped = errors.New("delivery: the service has stopped")
@@ -172,11 +178,11 @@ func orDefault[T int | time.Duration](v, def T) T {
 
 type nopObserver struct{}
 
-func (nopObserver) Finished(string, Outcome) {}
+func (nopObserver) Finished(string, string)  {}
 func (nopObserver) Attempted(string, string) {}
 
 // Submit queues r. It never blocks on the network. Past a pending cap a
-// Durable request is refused with ErrFull; any other is accepted and its
+// Durable request is refused with ErrKeyFull or ErrFull; any other is accepted and its
 // key's oldest waiting delivery of the same kind (or r itself, when the key
 // has none waiting) is dropped: its Done sees Dropped. An invalid URL is an
 // error.
@@ -200,6 +206,9 @@ func (s *Service) Submit(r *Request) error {
 	if limit := s.full(r); limit != "" {
 		if r.Durable {
 			s.mu.Unlock()
+			if limit == limitPerKey {
+				return fmt.Errorf("%w (%s)", ErrKeyFull, limit)
+			}
 			return fmt.Errorf("%w (%s)", ErrFull, limit)
 		}
 		dropped = s.q.dropOldest(r.Key, r.Kind)
@@ -220,11 +229,13 @@ func (s *Service) Submit(r *Request) error {
 	return nil
 }
 
+const limitPerKey = "delivery.max_pending_per_key"
+
 // full names the pending cap r would pass ("" when none), under s.mu.
 func (s *Service) full(r *Request) string {
 	switch {
 	case s.q.pendingOf(r.Key) >= s.cfg.MaxPendingPerKey:
-		return "delivery.max_pending_per_key"
+		return limitPerKey
 	case s.q.pending >= s.cfg.MaxPending:
 		return "delivery.max_pending"
 	}
@@ -363,7 +374,7 @@ func (s *Service) attempt(ctx context.Context, it *item) {
 // finish counts and reports a delivery's end.
 func (s *Service) finish(r *Request, res Result) {
 	if res.Outcome != Stopped {
-		s.obs.Finished(r.Kind, res.Outcome)
+		s.obs.Finished(r.Kind, string(res.Outcome))
 	}
 	if r.Done != nil {
 		r.Done(res)
