@@ -255,7 +255,7 @@ func (m *Manager) enqueue(ctx context.Context, rec *Record) error {
 		}
 		return nil
 	}
-	if rec.Webhook != nil && rec.Webhook.Status == WebhookPending {
+	if rec.Webhook != nil && rec.Webhook.Status == WebhookPending && m.hookCons != nil {
 		return m.publishWebhook(ctx, base)
 	}
 	return nil
