@@ -40,7 +40,6 @@ const (
 	DefaultPushPerTask  = 10
 	DefaultPushPerKey   = 100
 	DefaultPushAttempts = 5
-	DefaultPushPending  = 1024
 	// DeliveryKind is the delivery.Request Kind of push notifications
 	// (the kind label of the delivery metrics).
 	DeliveryKind = "push"
