@@ -57,8 +57,8 @@ func (h *Host) setupA2A(ctx context.Context) error {
 	pc := h.cfg.A2A.Push
 	pushNet := h.parts.Net // http_fetch's dial guard (net.allow_private), with the push timeout
 	pushNet.Timeout = pc.Timeout
-	push, err := a2a.OpenPush(ctx, h.store, a2a.PushOptions{Net: pushNet, MaxPerTask: pc.MaxPerTask, MaxPerKey: pc.MaxPerKey,
-		MaxAttempts: pc.MaxAttempts, MaxPending: pc.MaxPending, Logger: h.log})
+	push, err := a2a.OpenPush(ctx, h.store, a2a.PushOptions{Delivery: h.delivery, Net: pushNet, MaxPerTask: pc.MaxPerTask, MaxPerKey: pc.MaxPerKey,
+		MaxAttempts: pc.MaxAttempts, Logger: h.log})
 	if err != nil {
 		return fmt.Errorf("a2a push: %w", err)
 	}

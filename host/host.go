@@ -22,6 +22,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/assemble"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/dashboard"
+	"github.com/skillhost/skillhost/host/internal/delivery"
 	"github.com/skillhost/skillhost/host/internal/events"
 	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
@@ -64,6 +65,7 @@ type Host struct {
 	cards    *a2a.CardService
 	signer   *identity.Signer // nil without identity.key_file
 	tasks    *a2a.Service
+	delivery *delivery.Service // push notifications and plan webhooks
 	rest     *a2a.REST
 	mcp      *mcp.Server
 	authn    *auth.Authenticator
@@ -188,6 +190,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	if err := h.setupIdentity(signingKeys); err != nil {
 		return nil, err
 	}
+	h.setupDelivery()
 	if err := h.setupA2A(ctx); err != nil {
 		return nil, err
 	}

@@ -17,7 +17,7 @@ import (
 // close.
 func (h *Host) setupPlans(ctx context.Context) error {
 	hooks := plan.NewWebhooks(plan.WebhookConfig{
-		Secret: h.cfg.Plans.WebhookSecret, Net: h.parts.Net, Attempts: h.cfg.Plans.WebhookAttempts,
+		Delivery: h.delivery, Secret: h.cfg.Plans.WebhookSecret, Net: h.parts.Net, Attempts: h.cfg.Plans.WebhookAttempts,
 	})
 	steps := agents.StepExecutor{Local: plan.NewLocalExecutor(h.registry), Router: h.parts.Router, Provenance: h.signer != nil}
 	m, err := plan.Open(ctx, plan.Deps{Store: h.store, Skills: h.registry, Executor: steps, Sessions: h.store, Events: h.events, Webhooks: hooks, Logger: h.log,

@@ -41,7 +41,10 @@ type Config struct {
 	Plans   Plans   `koanf:"plans"`
 	Auth    Auth    `koanf:"auth"`
 	A2A     A2A     `koanf:"a2a"`
-	Events  Events  `koanf:"events"`
+	// Delivery bounds the outbound deliveries (push notifications, plan
+	// webhooks) per key, per destination and on the host.
+	Delivery Delivery `koanf:"delivery"`
+	Events   Events   `koanf:"events"`
 	// MCP configures the MCP sessions of POST /mcp.
 	MCP MCP `koanf:"mcp"`
 	// Tracing exports OpenTelemetry spans (off by default).
@@ -161,9 +164,30 @@ type Push struct {
 	Timeout time.Duration `koanf:"timeout"`
 	// MaxAttempts bounds the POSTs of one update (retried with backoff).
 	MaxAttempts int `koanf:"max_attempts"`
-	// MaxPending caps the updates waiting to be delivered on one host;
-	// beyond it an update is dropped (and logged).
+	// MaxPending caps the push updates waiting to be delivered on one host
+	// (within delivery.max_pending); beyond it the submitting key's oldest
+	// waiting update is dropped (counted and logged).
 	MaxPending int `koanf:"max_pending"`
+}
+
+// Delivery configures the outbound delivery service that POSTs A2A push
+// notifications and plan webhooks (README "Outbound deliveries").
+type Delivery struct {
+	// MaxPending caps the deliveries waiting on one host, all keys
+	// together; past it the submitting key loses its own oldest waiting
+	// push update (a webhook waits in its stream instead).
+	MaxPending int `koanf:"max_pending"`
+	// MaxPendingPerKey caps the deliveries of one key waiting on one host,
+	// the same way.
+	MaxPendingPerKey int `koanf:"max_pending_per_key"`
+	// ConcurrentPerDestination caps the POSTs to one destination (scheme,
+	// host and port) running at once: a receiver that never answers holds
+	// no more.
+	ConcurrentPerDestination int `koanf:"concurrent_per_destination"`
+	// ConcurrentPerKey caps the POSTs of one key running at once.
+	ConcurrentPerKey int `koanf:"concurrent_per_key"`
+	// MaxConcurrent caps the POSTs running at once on one host.
+	MaxConcurrent int `koanf:"max_concurrent"`
 }
 
 // TLS is the certificate and key of the HTTPS listener (PEM files).
@@ -331,6 +355,7 @@ func Defaults() Config {
 		A2A: A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB, ContextIdle: 24 * time.Hour,
 			Push:       Push{MaxPerTask: 10, MaxPerKey: 100, Timeout: 10 * time.Second, MaxAttempts: 5, MaxPending: 1024},
 			MaxStreams: 1024, MaxStreamsPerKey: 256},
+		Delivery: Delivery{MaxPending: 4096, MaxPendingPerKey: 256, ConcurrentPerDestination: 4, ConcurrentPerKey: 8, MaxConcurrent: 64},
 		Events: Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256,
 			MaxSubscribersPerKey: 64},
 		MCP:      MCP{MaxSessions: 1024, MaxSessionsPerKey: 256},

@@ -122,6 +122,9 @@ func TestLoadRejects(t *testing.T) {
 		{"origin with a path", "http:\n  allowed_origins: [\"https://app.example/ui\"]\n", nil, "config http.allowed_origins[0]"},
 		{"tracing endpoint not a URL", "tracing:\n  otlp_endpoint: collector:4318\n", nil, `config tracing.otlp_endpoint: "collector:4318" is not an http(s) URL`},
 		{"sample ratio over 1", "tracing:\n  sample_ratio: 2\n", nil, "config tracing.sample_ratio: 2 is not between 0 and 1"},
+		{"no delivery slot", "delivery:\n  concurrent_per_destination: 0\n", nil, "config delivery.concurrent_per_destination: must be greater than zero"},
+		{"key share over the host's", "delivery:\n  max_pending: 10\n  max_pending_per_key: 11\n", nil, "config delivery.max_pending_per_key: must not exceed delivery.max_pending"},
+		{"key concurrency over the host's", "delivery:\n  max_concurrent: 2\n", nil, "config delivery.concurrent_per_key: and delivery.concurrent_per_destination must not exceed delivery.max_concurrent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -240,6 +240,9 @@ func (c Config) Validate() error {
 		"a2a.push.max_per_task": int64(c.A2A.Push.MaxPerTask), "a2a.push.max_per_key": int64(c.A2A.Push.MaxPerKey),
 		"a2a.push.timeout": int64(c.A2A.Push.Timeout), "a2a.push.max_attempts": int64(c.A2A.Push.MaxAttempts),
 		"a2a.push.max_pending": int64(c.A2A.Push.MaxPending),
+		"delivery.max_pending": int64(c.Delivery.MaxPending), "delivery.max_pending_per_key": int64(c.Delivery.MaxPendingPerKey),
+		"delivery.concurrent_per_destination": int64(c.Delivery.ConcurrentPerDestination),
+		"delivery.concurrent_per_key":         int64(c.Delivery.ConcurrentPerKey), "delivery.max_concurrent": int64(c.Delivery.MaxConcurrent),
 	}
 	keys := make([]string, 0, len(positive))
 	for key := range positive {
@@ -250,6 +253,12 @@ func (c Config) Validate() error {
 		if positive[key] <= 0 {
 			bad(key, "must be greater than zero")
 		}
+	}
+	if d := c.Delivery; d.MaxPendingPerKey > d.MaxPending {
+		bad("delivery.max_pending_per_key", "must not exceed delivery.max_pending")
+	}
+	if d := c.Delivery; d.ConcurrentPerKey > d.MaxConcurrent || d.ConcurrentPerDestination > d.MaxConcurrent {
+		bad("delivery.concurrent_per_key", "and delivery.concurrent_per_destination must not exceed delivery.max_concurrent")
 	}
 	if c.Store.Replicas < 0 || c.Store.Replicas > 5 {
 		bad("store.replicas", "must be 0 (automatic) or 1..5")

@@ -108,7 +108,7 @@ func (s *Service) storeFinal(ctx context.Context, rec *Record, pre a2av1.Event) 
 			s.events.publishAsync(rec.Task.ID, event{ev: pre})
 		}
 		s.events.publishAsync(rec.Task.ID, event{ev: final, final: true})
-		s.notifyPush(rec.Owner, rec.Task.ID, pre, final)
+		s.notifyPush(ctx, rec.Owner, rec.Task.ID, pre, final)
 	}
 	return stored, won, nil
 }

@@ -1,26 +1,22 @@
 package a2a
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/cenkalti/backoff/v5"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/delivery"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
@@ -28,12 +24,13 @@ import (
 // Push notifications. A task's push configs live in one record of the
 // KV bucket PushBucket, keyed by the owner's hash and the task id, so only
 // the task's owner reads or changes them and the host running the task
-// finds them with one read. Every status change and artifact of the task
-// is POSTed to each config's URL as the StreamResponse JSON the streams
-// carry, with the config's token (A2A-Notification-Token) and
-// authentication (Authorization), retried with exponential backoff,
-// through http_fetch's dial guard: loopback, private and metadata
-// addresses are refused unless net.allow_private lists them.
+// finds them with one read. Every status change and artifact of a task
+// with configs is POSTed to each config's URL as the StreamResponse JSON the
+// streams carry, with the config's token (A2A-Notification-Token) and
+// authentication (Authorization), by the host's delivery service
+// (delivery.Service: per-key and per-destination shares, retries with
+// exponential backoff, http_fetch's dial guard: loopback, private and
+// metadata addresses are refused unless net.allow_private lists them).
 const (
 	PushBucket          = "skillhost_a2a_push"
 	PushTokenHeader     = "A2A-Notification-Token"
@@ -43,37 +40,33 @@ const (
 	DefaultPushPerTask  = 10
 	DefaultPushPerKey   = 100
 	DefaultPushAttempts = 5
-	DefaultPushPending  = 1024
-	pushWorkers         = 4
-	maxPushReplyRead    = 64 << 10
+	// DeliveryKind is the delivery.Request Kind of push notifications
+	// (the kind label of the delivery metrics).
+	DeliveryKind = "push"
 )
 
 // PushOptions configure OpenPush; zero fields take the defaults.
 type PushOptions struct {
-	Net         hostfn.NetPolicy // the dial guard and timeout of http_fetch (net.*); Timeout bounds one POST (default 10s)
+	// Delivery sends the notifications. Required: without it configs are
+	// stored and nothing is sent.
+	Delivery    *delivery.Service
+	Net         hostfn.NetPolicy // the dial guard of http_fetch (net.allow_private), checked on literal URLs; Timeout bounds one POST (default 10s)
 	MaxPerTask  int              // push configs of one task (a2a.push.max_per_task)
 	MaxPerKey   int              // push configs of one owner (a2a.push.max_per_key)
 	MaxAttempts int              // POSTs of one update (a2a.push.max_attempts)
-	MaxPending  int              // updates waiting for delivery on this host (a2a.push.max_pending)
 	Backoff     time.Duration    // wait after the first failed POST, doubling up to 30s; default 500ms
 	Retention   time.Duration    // configs expire with their task; default DefaultTaskRetention
 	Logger      *slog.Logger
 }
 
-// Push stores push configs and delivers task updates. It is safe for
-// concurrent use; Run delivers until its context ends.
+// Push stores push configs and queues task updates for delivery. It is
+// safe for concurrent use; Run keeps its index of tasks with configs.
 type Push struct {
-	kv     jetstream.KeyValue
-	opts   PushOptions
-	client *http.Client
-	log    *slog.Logger
-	queues []chan pushJob // one per worker: a task's updates stay in order
-}
-
-type pushJob struct {
-	owner string
-	task  a2av1.TaskID
-	ev    a2av1.Event // encoded only once the task is known to have configs
+	kv    jetstream.KeyValue
+	opts  PushOptions
+	log   *slog.Logger
+	index pushIndex
+	stats struct{ skipped, lookups atomic.Uint64 }
 }
 
 // pushRecord is a task's push configs.
@@ -87,7 +80,6 @@ func OpenPush(ctx context.Context, st *store.Store, opts PushOptions) (*Push, er
 	opts.MaxPerTask = cmpOr(opts.MaxPerTask, DefaultPushPerTask)
 	opts.MaxPerKey = cmpOr(opts.MaxPerKey, DefaultPushPerKey)
 	opts.MaxAttempts = cmpOr(opts.MaxAttempts, DefaultPushAttempts)
-	opts.MaxPending = cmpOr(opts.MaxPending, DefaultPushPending)
 	opts.Backoff = cmpOr(opts.Backoff, 500*time.Millisecond)
 	opts.Retention = cmpOr(opts.Retention, DefaultTaskRetention)
 	opts.Net.Timeout = cmpOr(opts.Net.Timeout, 10*time.Second)
@@ -101,10 +93,10 @@ func OpenPush(ctx context.Context, st *store.Store, opts PushOptions) (*Push, er
 	if err != nil {
 		return nil, fmt.Errorf("a2a: push bucket: %w", err)
 	}
-	p := &Push{kv: kv, opts: opts, log: opts.Logger, client: opts.Net.Client()}
-	per := max(1, opts.MaxPending/pushWorkers)
-	for range pushWorkers {
-		p.queues = append(p.queues, make(chan pushJob, per))
+	p := &Push{kv: kv, opts: opts, log: opts.Logger}
+	p.index.init()
+	if err := p.prime(ctx); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -147,7 +139,7 @@ func (p *Push) check(c *a2av1.PushConfig) error {
 	}
 	if addr, err := netip.ParseAddr(u.Hostname()); err == nil {
 		if err := hostfn.CheckAddr(addr, p.opts.Net.AllowPrivate); err != nil {
-			return bad("url", "is refused: "+err.Error()+" (net.allow_private opens it)")
+			return bad("url", "is refused: "+err.Error())
 		}
 	}
 	if len(c.Token) > MaxPushTokenBytes {
@@ -202,10 +194,14 @@ func (p *Push) change(ctx context.Context, owner string, task a2av1.TaskID, f fu
 			if jerr != nil {
 				return fmt.Errorf("a2a: encode push configs: %w", jerr)
 			}
+			var stored uint64
 			if rev == 0 {
-				_, err = p.kv.Create(ctx, key, b)
+				stored, err = p.kv.Create(ctx, key, b)
 			} else {
-				_, err = p.kv.Update(ctx, key, b, rev)
+				stored, err = p.kv.Update(ctx, key, b, rev)
+			}
+			if err == nil {
+				p.index.put(key, stored, time.Now()) // this host's next update sees it, before the watch does
 			}
 		}
 		if err == nil {
@@ -283,103 +279,4 @@ func (p *Push) set(ctx context.Context, owner string, c *a2av1.PushConfig) (*a2a
 		return nil, err
 	}
 	return &stored, nil
-}
-
-// notify queues the delivery of ev to the task's push configs. It never
-// blocks: with the host's queue full the update is dropped (and logged).
-func (p *Push) notify(owner string, task a2av1.TaskID, ev a2av1.Event) {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(task))
-	select {
-	case p.queues[int(h.Sum32())%len(p.queues)] <- pushJob{owner: owner, task: task, ev: ev}:
-	default:
-		p.log.Warn("a2a: push: too many updates waiting; one is dropped (a2a.push.max_pending)", "task_id", task)
-	}
-}
-
-// Run delivers queued updates until ctx ends.
-func (p *Push) Run(ctx context.Context) {
-	var wg sync.WaitGroup
-	for _, q := range p.queues {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case job := <-q:
-					p.deliver(ctx, job)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-func (p *Push) deliver(ctx context.Context, job pushJob) {
-	rec, _, err := p.read(ctx, job.owner, job.task)
-	if err != nil {
-		p.log.Warn("a2a: push: reading configs", "task_id", job.task, "err", err)
-		return
-	}
-	if len(rec.Configs) == 0 {
-		return
-	}
-	body, err := json.Marshal(a2av1.StreamResponse{Event: job.ev})
-	if err != nil {
-		p.log.Error("a2a: push: encoding an update", "task_id", job.task, "err", err)
-		return
-	}
-	for _, c := range rec.Configs {
-		expo := backoff.NewExponentialBackOff()
-		expo.InitialInterval, expo.MaxInterval = p.opts.Backoff, 30*time.Second
-		tries := 0
-		_, err := backoff.Retry(ctx, func() (struct{}, error) {
-			tries++
-			return struct{}{}, p.post(ctx, c, body)
-		}, backoff.WithBackOff(expo), backoff.WithMaxTries(uint(p.opts.MaxAttempts)), backoff.WithMaxElapsedTime(0))
-		if err != nil && ctx.Err() == nil {
-			p.log.Warn("a2a: push notification not delivered", "task_id", job.task, "config_id", c.ID, "url", c.URL, "attempts", tries, "err", err)
-		}
-	}
-}
-
-// post makes one delivery attempt. A refused address, a redirect and a 4xx
-// other than 408 and 429 are not retried.
-func (p *Push) post(ctx context.Context, c *a2av1.PushConfig, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
-	if err != nil {
-		return backoff.Permanent(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "skillhost-push")
-	if c.Token != "" {
-		req.Header.Set(PushTokenHeader, c.Token)
-	}
-	if a := c.Auth; a != nil && a.Credentials != "" {
-		switch strings.ToLower(a.Scheme) {
-		case "bearer":
-			req.Header.Set("Authorization", "Bearer "+a.Credentials)
-		case "basic":
-			req.Header.Set("Authorization", "Basic "+a.Credentials)
-		}
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		if hostfn.IsAddressRefused(err) {
-			return backoff.Permanent(err)
-		}
-		return err
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxPushReplyRead))
-	_ = resp.Body.Close()
-	switch code := resp.StatusCode; {
-	case code >= 200 && code < 300:
-		return nil
-	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
-		return fmt.Errorf("the receiver answered HTTP %d", code)
-	default:
-		return backoff.Permanent(fmt.Errorf("the receiver answered HTTP %d", code))
-	}
 }

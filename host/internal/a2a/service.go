@@ -331,7 +331,7 @@ func (s *Service) transition(ctx context.Context, id a2av1.TaskID, next TaskStat
 	}
 	final := next.IsTerminal() || next.IsInterrupted()
 	s.publish(ctx, id, event{ev: status, final: final})
-	s.notifyPush(rec.Owner, id, pre, status)
+	s.notifyPush(ctx, rec.Owner, id, pre, status)
 	return true
 }
 

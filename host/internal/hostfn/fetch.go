@@ -80,10 +80,9 @@ func (e *tooManyRedirectsError) Error() string {
 
 func newFetcher(p NetPolicy, hosts hostMatcher) *fetcher {
 	f := &fetcher{policy: p, hosts: hosts}
-	dialer := p.Dialer()
 	transport := &http.Transport{
-		Proxy:                  nil, // never from the environment
-		DialContext:            dialer.DialContext,
+		Proxy:                  nil,           // never from the environment
+		DialContext:            p.DialContext, // a refusal names the host, not the address it resolved to
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    p.Timeout,
 		ResponseHeaderTimeout:  p.Timeout,
@@ -252,6 +251,17 @@ func validHeaderName(s string) bool {
 // address, not the address dialed, not the text of a system error (the
 // full error goes to the host's debug log instead).
 func fetchError(ctx context.Context, err error) *guestError {
+	return failure(err, ctx.Err() != nil)
+}
+
+// FailureText describes a failed exchange of a client of NetPolicy (Client,
+// DialContext) as http_fetch describes it to plugins: naming only the URL's
+// host and the rule that refused it, never an address dialed, the resolver
+// or a system error's text. Plan webhooks show it as last_error.
+func FailureText(err error) string { return failure(err, false).Message }
+
+// failure classifies err; ended reports that the caller's context ended.
+func failure(err error, ended bool) *guestError {
 	var (
 		refused  *refusedAddrError
 		host     *hostRefusedError
@@ -266,7 +276,7 @@ func fetchError(ctx context.Context, err error) *guestError {
 		return errorf(CodeHostNotAllowed, "redirect refused: %v", host)
 	case errors.As(err, &tooMany):
 		return errorf(CodeFetchFailed, "%v", tooMany)
-	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netError) && netError.Timeout()):
+	case ended || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netError) && netError.Timeout()):
 		return errorf(CodeTimeout, "the request did not finish in time")
 	case strings.Contains(err.Error(), "server response headers exceeded"):
 		return errorf(CodeResponseTooLarge, "response headers are larger than %d bytes", MaxResponseHeaderBytes)

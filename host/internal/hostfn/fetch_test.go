@@ -299,3 +299,27 @@ func TestFetchErrorsHideHostInternals(t *testing.T) {
 		t.Error("the test resolver was never used")
 	}
 }
+
+// TestFetchRefusalNamesTheHostNotTheAddress: a granted name that resolves
+// to an internal address is refused with a message naming the host and the
+// rule (what the plugin asked for), never the address it resolved to.
+func TestFetchRefusalNamesTheHostNotTheAddress(t *testing.T) {
+	t.Parallel()
+	srv := newFixture(t, func(w http.ResponseWriter, r *http.Request) {})
+	_, port := srv.hostPort(t)
+	f := mustFuncs(t, Deps{}, "localhost:"+port)
+	_, gerr := doFetch(t, f, fetchRequest{URL: "http://localhost:" + port + "/x"})
+	if gerr == nil || gerr.Code != CodeAddressRefused {
+		t.Fatalf("fetch = %v, want %s", gerr, CodeAddressRefused)
+	}
+	for _, want := range []string{`host "localhost"`, "loopback", "net.allow_private"} {
+		if !strings.Contains(gerr.Message, want) {
+			t.Errorf("message %q lacks %q", gerr.Message, want)
+		}
+	}
+	for _, leak := range []string{"127.0.0.1", "::1"} {
+		if strings.Contains(gerr.Message, leak) {
+			t.Errorf("message %q shows the resolved address %s", gerr.Message, leak)
+		}
+	}
+}

@@ -146,3 +146,39 @@ func TestMethodObserveAllocs(t *testing.T) {
 		t.Errorf("a successful call's metrics allocate %v times", n)
 	}
 }
+
+// Delivery series exist for every kind from the start (0), count outcomes,
+// drops and attempts, and read the pending gauge at scrape time.
+func TestDeliveries(t *testing.T) {
+	t.Parallel()
+	m := metrics.New()
+	d := metrics.NewDeliveries(m.Registry(), "push", "webhook")
+	body := scrape(t, m)
+	for _, want := range []string{
+		`skillhost_deliveries_total{kind="webhook",outcome="failed"} 0`,
+		`skillhost_deliveries_dropped_total{kind="push"} 0`,
+		`skillhost_delivery_attempts_total{kind="push",result="retry"} 0`,
+		`skillhost_deliveries_pending{kind="webhook"} 0`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q before any delivery", want)
+		}
+	}
+	d.Finished("push", "delivered")
+	d.Finished("push", "dropped")
+	d.Finished("push", "dropped")
+	d.Attempted("webhook", "final")
+	d.WatchPending(func() map[string]int { return map[string]int{"push": 3} })
+	body = scrape(t, m)
+	for _, want := range []string{
+		`skillhost_deliveries_total{kind="push",outcome="delivered"} 1`,
+		`skillhost_deliveries_dropped_total{kind="push"} 2`,
+		`skillhost_delivery_attempts_total{kind="webhook",result="final"} 1`,
+		`skillhost_deliveries_pending{kind="push"} 3`,
+		`skillhost_deliveries_pending{kind="webhook"} 0`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}

@@ -17,6 +17,11 @@
 //     acknowledges. A job left unacknowledged by a crash is redelivered after
 //     AckWait, and its plan resumes from the checkpoint: completed steps are
 //     never run again, the interrupted one runs again.
+//   - the work-queue stream SKILLHOST_PLAN_WEBHOOKS holds one job per
+//     ended execution with a webhook, with a consumer of its own that hands
+//     it to a delivery.Service (shared with push notifications), so a slow
+//     receiver never holds a step runner; the job is acknowledged once the
+//     outcome is in the record.
 //
 // Usage (host wiring):
 //

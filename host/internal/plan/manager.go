@@ -53,7 +53,8 @@ type Deps struct {
 	Executor Executor
 	// Events receives progress events. Optional. Default: none.
 	Events Events
-	// Webhooks delivers final statuses to execution_options.webhook.
+	// Webhooks delivers final statuses to execution_options.webhook, from
+	// a queue of their own (WebhookStream), never on the step runners.
 	// Optional. Default: none (a webhook is refused).
 	Webhooks *Webhooks
 	// Provenance signs every plan and step transition, step output and peer
@@ -73,6 +74,7 @@ type Manager struct {
 	recs       *records
 	js         jetstream.JetStream
 	cons       jetstream.Consumer
+	hookCons   jetstream.Consumer // the webhook queue's (nil without Deps.Webhooks)
 	exec       Executor
 	sessions   Sessions
 	events     Events
@@ -148,8 +150,14 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan: open consumer %s: %w", ConsumerName, err)
 	}
+	var hookCons jetstream.Consumer
+	if d.Webhooks != nil {
+		if hookCons, err = openWebhookQueue(ctx, d.Store, cfg); err != nil {
+			return nil, err
+		}
+	}
 	return &Manager{
-		cfg: cfg, log: d.Logger, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance}, js: js, cons: cons,
+		cfg: cfg, log: d.Logger, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance}, js: js, cons: cons, hookCons: hookCons,
 		exec: d.Executor, sessions: d.Sessions, events: d.Events, webhooks: d.Webhooks, snapshot: d.Snapshot, principals: d.Principals,
 		workers: make(chan struct{}, cfg.Workers), steps: map[string]map[int]context.CancelFunc{},
 	}, nil

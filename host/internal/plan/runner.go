@@ -29,8 +29,9 @@ const (
 	jobWebhook = "webhook" // deliver the final status to the plan's webhook
 )
 
-// job is one job on the work queue: "run step Step of this execution", or
-// "deliver this execution's final status".
+// job is one job on a work queue: "run step Step of this execution" (the
+// step stream), or "deliver this execution's final status" (the webhook
+// stream).
 type job struct {
 	SessionID   string `json:"session_id"`
 	PlanID      string `json:"plan_id"`
@@ -62,8 +63,9 @@ func (m *Manager) publish(ctx context.Context, j job) error {
 	return nil
 }
 
-// Run executes jobs until ctx ends. It holds up to 2 × cfg.Workers jobs at
-// once but runs at most cfg.Workers steps: a step waiting for its retry
+// Run executes jobs until ctx ends, and hands webhook jobs to the delivery
+// service (their own queue: a webhook never holds a step runner). It holds
+// up to 2 × cfg.Workers step jobs at once but runs at most cfg.Workers steps: a step waiting for its retry
 // backoff or for a busy plugin holds a job, not a worker. Jobs left
 // unacknowledged by a crash are redelivered after AckWait, so plans resume
 // from their checkpoint; on ctx's end the running steps are interrupted and
@@ -76,6 +78,12 @@ func (m *Manager) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for range 2 * m.cfg.Workers {
 		wg.Go(func() { m.work(ctx) })
+	}
+	if m.hookCons != nil {
+		wg.Go(func() { m.sendWebhooks(ctx) })
+		if m.webhooks.own {
+			wg.Go(func() { m.webhooks.cfg.Delivery.Run(ctx) })
+		}
 	}
 	wg.Wait()
 	return nil
@@ -139,8 +147,8 @@ func (m *Manager) handle(ctx context.Context, msg jetstream.Msg) {
 		m.ack(ctx, msg, log) // stale: an older execution's job
 		return
 	}
-	if j.Kind == jobWebhook {
-		m.deliverWebhook(ctx, msg, rec, log)
+	if j.Kind == jobWebhook { // queued here by an older version: moved to the webhook queue
+		m.advance(ctx, msg, rec, log)
 		return
 	}
 	if !rec.consistent() || j.Step < 0 || j.Step >= len(rec.Definition.Steps) {
@@ -223,7 +231,7 @@ func (m *Manager) heartbeat(ctx context.Context, cancel context.CancelFunc, msg 
 }
 
 // advance re-publishes the jobs of the execution's queued steps and, once
-// it has ended, its webhook job (all idempotent within the stream's
+// it has ended, its webhook job (on the webhook queue) (all idempotent within the stream's
 // duplicate window), then acknowledges msg.
 func (m *Manager) advance(ctx context.Context, msg jetstream.Msg, rec *Record, log *slog.Logger) {
 	if err := m.enqueue(ctx, rec); err != nil {
@@ -247,10 +255,8 @@ func (m *Manager) enqueue(ctx context.Context, rec *Record) error {
 		}
 		return nil
 	}
-	if rec.Webhook != nil && rec.Webhook.Status == WebhookPending {
-		j := base
-		j.Kind = jobWebhook
-		return m.publish(ctx, j)
+	if rec.Webhook != nil && rec.Webhook.Status == WebhookPending && m.hookCons != nil {
+		return m.publishWebhook(ctx, base)
 	}
 	return nil
 }
