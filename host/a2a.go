@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"strings"
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/a2a"
@@ -14,32 +13,12 @@ import (
 )
 
 // publicURL is the base URL published in Agent Cards.
-func (h *Host) publicURL() string {
-	if h.cfg.PublicURL != "" {
-		return strings.TrimRight(h.cfg.PublicURL, "/")
-	}
-	scheme := "http://"
-	if h.cfg.HTTP.TLSEnabled() {
-		scheme = "https://"
-	}
-	if h.ln != nil {
-		return scheme + h.ln.Addr().String()
-	}
-	return scheme + h.cfg.Listen
-}
+func (h *Host) publicURL() string { return publicBase(h.cfg, h.Addr()) }
 
 // setupA2A builds the Agent Cards and registers the A2A methods. Cards are
 // regenerated whenever the plugin set changes (hot reload).
 func (h *Host) setupA2A(ctx context.Context) error {
-	keys := h.authn.Enabled() // the card describes what HTTP enforces
-	h.cards = a2a.NewCardService(a2a.CardConfig{
-		BaseURL:    h.publicURL(),
-		Version:    h.opts.Version,
-		Stdio:      h.cfg.Stdio,
-		APIKeyAuth: keys,
-		BearerAuth: keys,
-		Push:       true,
-	}, h.registry.Snapshot, a2a.CardServiceOptions{Logger: h.log, Signer: h.signer, ExtendedCard: true})
+	h.cards = newCardService(h.cfg, h.opts.Version, h.publicURL(), h.authn.Enabled(), h.registry.Snapshot, h.signer, h.log)
 	h.registry.OnChange(h.cards.Update)
 	tasks, err := a2a.OpenTaskStore(ctx, h.store, a2a.TaskStoreConfig{MaxListBytes: int64(h.cfg.A2A.MaxListBytes), Logger: h.log, Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName)})
 	if err != nil {

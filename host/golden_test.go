@@ -21,7 +21,7 @@ import (
 )
 
 // updateGolden rewrites testdata/golden/*.golden from what the host answers:
-// go test -run TestWireGolden -update ./host/
+// go test ./host/ -run 'TestWireGolden|TestMCPGolden' -args -update
 var updateGolden = flag.Bool("update", false, "rewrite the wire-format golden files from the host's answers")
 
 // goldenManifest is the plugin the wire-format golden files talk to.
