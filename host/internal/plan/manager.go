@@ -263,7 +263,7 @@ func (m *Manager) Execute(ctx context.Context, sessionID, planID string, opts Ex
 	if err := m.authorize(ctx, &rec.Definition); err != nil {
 		return nil, err
 	}
-	if err := rec.Definition.checkInput(input); err != nil {
+	if err := rec.Definition.checkInput(input, m.cfg.MaxRecordBytes); err != nil {
 		return nil, err
 	}
 	g := rec.Definition.graph()
