@@ -71,6 +71,7 @@ type Deps struct {
 type Manager struct {
 	cfg        Config
 	log        *slog.Logger
+	st         *store.Store // this host's boot (Boot) and the others' liveness (Dead)
 	recs       *records
 	js         jetstream.JetStream
 	cons       jetstream.Consumer
@@ -157,7 +158,7 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 		}
 	}
 	return &Manager{
-		cfg: cfg, log: d.Logger, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance}, js: js, cons: cons, hookCons: hookCons,
+		cfg: cfg, log: d.Logger, st: d.Store, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance}, js: js, cons: cons, hookCons: hookCons,
 		exec: d.Executor, sessions: d.Sessions, events: d.Events, webhooks: d.Webhooks, snapshot: d.Snapshot, principals: d.Principals,
 		workers: make(chan struct{}, cfg.Workers), steps: map[string]map[int]context.CancelFunc{},
 	}, nil
