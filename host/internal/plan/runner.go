@@ -75,6 +75,8 @@ func (m *Manager) Run(ctx context.Context) error {
 	if !m.running.CompareAndSwap(false, true) {
 		return errors.New("plan: Run called twice")
 	}
+	// The boot id is what a quarantined step's log line and error name.
+	m.log.Info("plan: running steps", "workers", m.cfg.Workers, "boot", m.st.Boot())
 	var wg sync.WaitGroup
 	for range 2 * m.cfg.Workers {
 		wg.Go(func() { m.work(ctx) })
