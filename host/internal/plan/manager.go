@@ -83,6 +83,8 @@ type Manager struct {
 	snapshot   func() *plugin.Snapshot
 	principals func(owner string) (auth.Principal, bool)
 
+	listBytes int // record bytes one plan/list decodes (maxListBytes; tests lower it)
+
 	running atomic.Bool
 	workers chan struct{} // one token per step running here (cfg.Workers)
 	mu      sync.Mutex
@@ -160,7 +162,7 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 	return &Manager{
 		cfg: cfg, log: d.Logger, st: d.Store, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance}, js: js, cons: cons, hookCons: hookCons,
 		exec: d.Executor, sessions: d.Sessions, events: d.Events, webhooks: d.Webhooks, snapshot: d.Snapshot, principals: d.Principals,
-		workers: make(chan struct{}, cfg.Workers), steps: map[string]map[int]context.CancelFunc{},
+		workers: make(chan struct{}, cfg.Workers), listBytes: maxListBytes, steps: map[string]map[int]context.CancelFunc{},
 	}, nil
 }
 
