@@ -53,7 +53,7 @@ func (m *Manager) start(ctx context.Context, msg jetstream.Msg, j job, seq uint6
 		boots := runs.Boots()
 		log.Warn("plan: step quarantined: its host died while it ran, each time; it is not run again",
 			"step_id", step.ID, "action", step.Action, "crashes", runs.Crashes(), "boots", strings.Join(boots, ","),
-			"boot", m.st.Boot())
+			"hosts", strings.Join(runs.Hosts(), ","), "boot", m.st.Boot())
 		m.fail(ctx, msg, j, fault.Newf(fault.ResourceExhausted, fault.ReasonQuarantined,
 			"step %q was running when its host died %d times (boots %s); it is not run again",
 			step.ID, runs.Crashes(), strings.Join(boots, ", ")).With(crashedBoots, boots), log)

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,9 @@ func TestPoisonStepIsQuarantined(t *testing.T) {
 			line = l
 		}
 	}
-	for _, want := range []string{"level=WARN", "plan_id=poison", "step_id=slow", "crashes=2", fmt.Sprintf("boots=%s,%s", boots...)} {
+	host, _ := os.Hostname()
+	for _, want := range []string{"level=WARN", "plan_id=poison", "step_id=slow", "crashes=2", fmt.Sprintf("boots=%s,%s", boots...),
+		fmt.Sprintf("hosts=%s,%s", host, host)} {
 		if !strings.Contains(line, want) {
 			t.Errorf("quarantine log line %q lacks %q; logs:\n%s", line, want, logs.String())
 		}

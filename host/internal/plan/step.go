@@ -157,7 +157,7 @@ func (m *Manager) attempt(ctx context.Context, j job, seq uint64) (*StepOutcome,
 		now := time.Now().UTC()
 		st.Status, st.Job, st.StartedAt, st.FinishedAt = StepRunning, seq, &now, nil
 		st.Attempts++
-		st.Runs.Start(m.st.Boot(), now) // if this host dies now, the next start counts it
+		st.Runs.Start(m.st.Run(now)) // if this host dies now, the next start counts it
 		return nil
 	})
 	if errors.Is(err, errStale) {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -41,6 +42,7 @@ func newBootID() string {
 // answerBoot subscribes the boot's liveness subject.
 func (s *Store) answerBoot() error {
 	s.boot = newBootID()
+	s.hostname, _ = os.Hostname() // "" when unknown: runs then name the boot only
 	_, err := s.nc.Subscribe(BootSubject(s.boot), func(m *nats.Msg) { _ = m.Respond(nil) })
 	if err != nil {
 		return fmt.Errorf("store: boot subject: %w", err)
@@ -50,6 +52,9 @@ func (s *Store) answerBoot() error {
 
 // Boot is this store's boot id: unique per Open, never reused.
 func (s *Store) Boot() string { return s.boot }
+
+// Run is a start of a job by this boot at at, for Runs.Start.
+func (s *Store) Run(at time.Time) Run { return Run{Boot: s.boot, Host: s.hostname, At: at.UTC()} }
 
 // Alive reports whether the boot id still lives: its own boot always does;
 // another is dead when NATS has no responder for it. An error (the question
@@ -92,6 +97,7 @@ func (s *Store) Dead(ctx context.Context, r Runs) map[string]bool {
 // Run is one start of a job by a host boot.
 type Run struct {
 	Boot string    `json:"boot"`
+	Host string    `json:"host,omitempty"` // the host's name (os.Hostname), for the operator
 	At   time.Time `json:"at"`
 }
 
@@ -119,11 +125,11 @@ type Runs struct {
 	Crashed []Run `json:"crashed,omitempty"`
 }
 
-// Start records that boot starts the job now (replacing an open run of the
-// same boot).
-func (r *Runs) Start(boot string, at time.Time) {
-	r.End(boot)
-	r.Open = append(r.Open, Run{Boot: boot, At: at.UTC()})
+// Start records a start of the job (Store.Run), replacing an open run of
+// the same boot.
+func (r *Runs) Start(run Run) {
+	r.End(run.Boot)
+	r.Open = append(r.Open, run)
 }
 
 // End records that boot's run ended.
@@ -159,6 +165,16 @@ func (r Runs) Boots() []string {
 	out := make([]string, len(r.Crashed))
 	for i, x := range r.Crashed {
 		out[i] = x.Boot
+	}
+	return out
+}
+
+// Hosts lists the host names of the crashed runs, oldest first ("" where
+// unknown).
+func (r Runs) Hosts() []string {
+	out := make([]string, len(r.Crashed))
+	for i, x := range r.Crashed {
+		out[i] = x.Host
 	}
 	return out
 }

@@ -80,31 +80,32 @@ func TestRuns(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2025, 6, 1, 10, 0, 0, 0, time.UTC)
 	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	run := func(boot string, s int) store.Run { return store.Run{Boot: boot, Host: "h-" + boot, At: at(s)} }
 	tests := []struct {
 		name    string
 		do      func(r *store.Runs) bool
 		want    store.Runs
 		crashes int
 	}{
-		{"start", func(r *store.Runs) bool { r.Start("b1", at(0)); return false },
-			store.Runs{Open: []store.Run{{"b1", at(0)}}}, 0},
-		{"a second start of one boot replaces its run", func(r *store.Runs) bool { r.Start("b1", at(0)); r.Start("b1", at(5)); return false },
-			store.Runs{Open: []store.Run{{"b1", at(5)}}}, 0},
-		{"end", func(r *store.Runs) bool { r.Start("b1", at(0)); r.Start("b2", at(1)); r.End("b1"); return false },
-			store.Runs{Open: []store.Run{{"b2", at(1)}}}, 0},
+		{"start", func(r *store.Runs) bool { r.Start(run("b1", 0)); return false },
+			store.Runs{Open: []store.Run{run("b1", 0)}}, 0},
+		{"a second start of one boot replaces its run", func(r *store.Runs) bool { r.Start(run("b1", 0)); r.Start(run("b1", 5)); return false },
+			store.Runs{Open: []store.Run{run("b1", 5)}}, 0},
+		{"end", func(r *store.Runs) bool { r.Start(run("b1", 0)); r.Start(run("b2", 1)); r.End("b1"); return false },
+			store.Runs{Open: []store.Run{run("b2", 1)}}, 0},
 		{"ended runs never crash", func(r *store.Runs) bool {
-			r.Start("b1", at(0))
+			r.Start(run("b1", 0))
 			r.End("b1")
 			return r.Settle(map[string]bool{"b1": true})
 		}, store.Runs{}, 0},
 		{"settle moves the dead boots' runs", func(r *store.Runs) bool {
-			r.Start("b1", at(0))
-			r.Start("b2", at(1))
-			r.Start("b3", at(2))
+			r.Start(run("b1", 0))
+			r.Start(run("b2", 1))
+			r.Start(run("b3", 2))
 			return r.Settle(map[string]bool{"b1": true, "b3": true})
-		}, store.Runs{Open: []store.Run{{"b2", at(1)}}, Crashed: []store.Run{{"b1", at(0)}, {"b3", at(2)}}}, 2},
-		{"settle without the dead", func(r *store.Runs) bool { r.Start("b1", at(0)); return r.Settle(map[string]bool{"b9": true}) },
-			store.Runs{Open: []store.Run{{"b1", at(0)}}}, 0},
+		}, store.Runs{Open: []store.Run{run("b2", 1)}, Crashed: []store.Run{run("b1", 0), run("b3", 2)}}, 2},
+		{"settle without the dead", func(r *store.Runs) bool { r.Start(run("b1", 0)); return r.Settle(map[string]bool{"b9": true}) },
+			store.Runs{Open: []store.Run{run("b1", 0)}}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,6 +117,11 @@ func TestRuns(t *testing.T) {
 			}
 			if moved != (tt.crashes > 0) || r.Crashes() != tt.crashes || len(r.Boots()) != tt.crashes {
 				t.Errorf("moved %v, crashes %d, boots %v; want %d crashes", moved, r.Crashes(), r.Boots(), tt.crashes)
+			}
+			for i, h := range r.Hosts() {
+				if h != "h-"+r.Boots()[i] {
+					t.Errorf("crash %d: host %q, boot %q", i, h, r.Boots()[i])
+				}
 			}
 		})
 	}

@@ -33,6 +33,7 @@ type Store struct {
 	unlock   func()         // releases the embedded data dir lock
 	nc       *nats.Conn
 	boot     string        // this Open's boot id (boot.go)
+	hostname string        // os.Hostname at Open, recorded in runs
 	closed   chan struct{} // closed by the connection's ClosedHandler
 	js       jetstream.JetStream
 	sessions jetstream.KeyValue
