@@ -30,6 +30,7 @@ func (h *Host) setupPlans(ctx context.Context) error {
 			MaxRecordBytes:     int(h.cfg.Plans.MaxRecord),
 			Workers:            h.cfg.Plans.Workers,
 			MaxDeliver:         h.cfg.Plans.MaxDeliver,
+			MaxCrashes:         h.cfg.Plans.MaxCrashes,
 			AckWait:            h.cfg.Plans.AckWait,
 			Retention:          h.cfg.Plans.Retention,
 			MaxBucketBytes:     int64(h.cfg.Plans.MaxBucket),

@@ -224,6 +224,10 @@ type Plans struct {
 	WebhookSecret string `koanf:"webhook_secret"`
 	// WebhookAttempts bounds the delivery attempts of one webhook.
 	WebhookAttempts int `koanf:"webhook_attempts"`
+	// MaxCrashes is how often a plan step may be running when its host dies
+	// before it is quarantined (the plan fails with reason quarantined
+	// instead of the step running again). Default: 2.
+	MaxCrashes int `koanf:"max_crashes"`
 }
 
 // Log configures logging (to stderr).
@@ -344,7 +348,7 @@ func Defaults() Config {
 		Policy: DefaultPolicy(),
 		Net:    Net{Timeout: 10 * time.Second, MaxResponse: MiB, MaxRedirects: 5},
 		Plans: Plans{
-			MaxSteps: 100, MaxDefinition: 256 * KiB, MaxRecord: MiB, Workers: 4, MaxDeliver: 5,
+			MaxSteps: 100, MaxDefinition: 256 * KiB, MaxRecord: MiB, Workers: 4, MaxDeliver: 5, MaxCrashes: 2,
 			AckWait: 10 * time.Second, Retention: 7 * 24 * time.Hour, MaxBucket: GiB, MaxTimeout: 24 * time.Hour,
 			WebhookAttempts: 5,
 		},

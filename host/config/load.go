@@ -233,7 +233,8 @@ func (c Config) Validate() error {
 		"plans.max_deliver": int64(c.Plans.MaxDeliver), "plans.ack_wait": int64(c.Plans.AckWait),
 		"plans.retention": int64(c.Plans.Retention), "plans.max_bucket": int64(c.Plans.MaxBucket),
 		"plans.max_timeout": int64(c.Plans.MaxTimeout), "plans.webhook_attempts": int64(c.Plans.WebhookAttempts),
-		"events.retention": int64(c.Events.Retention), "events.max_bytes": int64(c.Events.MaxBytes),
+		"plans.max_crashes": int64(c.Plans.MaxCrashes),
+		"events.retention":  int64(c.Events.Retention), "events.max_bytes": int64(c.Events.MaxBytes),
 		"events.dedupe_window": int64(c.Events.DedupeWindow), "events.max_subscribers": int64(c.Events.MaxSubscribers),
 		"a2a.max_metadata": int64(c.A2A.MaxMetadata), "a2a.max_history": int64(c.A2A.MaxHistory),
 		"a2a.max_list_bytes": int64(c.A2A.MaxListBytes), "a2a.context_idle": int64(c.A2A.ContextIdle),
@@ -284,6 +285,9 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateSources()...)
 	errs = append(errs, c.validatePluginSettings()...)
 	errs = append(errs, c.validateShares()...)
+	if c.Plans.MaxCrashes > 100 {
+		bad("plans.max_crashes", "must be at most 100")
+	}
 	if n := len(c.Plans.WebhookSecret); n != 0 && (n < 16 || n > 256) {
 		bad("plans.webhook_secret", "must be 16..256 bytes (or empty: only plans that bring a webhook_secret may use webhooks)")
 	}

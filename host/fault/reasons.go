@@ -64,6 +64,9 @@ const (
 	ReasonInvalidReference    = "invalid_reference"    // a ${…} reference is malformed, unknown, not a dependency, or misses plan input
 	ReasonReferenceMissing    = "reference_missing"    // at run time a ${steps…} reference names a path the output does not have
 	ReasonParamsTooLarge      = "params_too_large"     // a step's params, references resolved, exceed the cap
+	// ReasonQuarantined: a job (a plan step) was running when its host died
+	// plans.max_crashes times; it is not run again.
+	ReasonQuarantined = "quarantined"
 
 	// Events.
 	ReasonTooManySubscribers = "too_many_subscribers" // the host's stream cap: events.max_subscribers (GET /events) or a2a.max_streams (task streams)
@@ -163,6 +166,7 @@ var reasonKinds = map[string][]Kind{
 	ReasonInvalidReference:    {InvalidParams},
 	ReasonReferenceMissing:    {InvalidParams},
 	ReasonParamsTooLarge:      {ResourceExhausted},
+	ReasonQuarantined:         {ResourceExhausted},
 
 	ReasonTooManySubscribers: {ResourceExhausted},
 

@@ -22,6 +22,7 @@ const (
 	DefaultMaxRecordBytes     = 1 << 20
 	DefaultWorkers            = 4
 	DefaultMaxDeliver         = 5
+	DefaultMaxCrashes         = 2
 	DefaultAckWait            = 10 * time.Second
 	DefaultRetention          = 7 * 24 * time.Hour
 	DefaultMaxBucketBytes     = 1 << 30
@@ -53,6 +54,14 @@ type Config struct {
 	// reason redelivery_exhausted instead of running the step again.
 	// Optional. Default: 5.
 	MaxDeliver int
+	// MaxCrashes is how often a step may be running when its host dies
+	// (killed, out of memory, crashed): at the next delivery after that
+	// many, the step is quarantined instead of run again, failing the plan
+	// with reason quarantined. A delivery while the step's host is alive (a
+	// retry, a missed ack deadline) is no crash, nor is a graceful
+	// shutdown. Only deliveries below MaxDeliver can reach it. Optional.
+	// Default: 2.
+	MaxCrashes int
 	// AckWait is how long a step job may go without a sign of life before
 	// JetStream hands it to another worker. Running steps report progress
 	// every AckWait/3, so it does not bound a step's duration; it bounds how
@@ -80,6 +89,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	setIfZero(&cfg.MaxRecordBytes, DefaultMaxRecordBytes)
 	setIfZero(&cfg.Workers, DefaultWorkers)
 	setIfZero(&cfg.MaxDeliver, DefaultMaxDeliver)
+	setIfZero(&cfg.MaxCrashes, DefaultMaxCrashes)
 	setIfZero(&cfg.AckWait, DefaultAckWait)
 	setIfZero(&cfg.Retention, DefaultRetention)
 	setIfZero(&cfg.MaxBucketBytes, DefaultMaxBucketBytes)
@@ -95,6 +105,8 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("plan: Workers %d: must be 1..1024", cfg.Workers)
 	case cfg.MaxDeliver < 2:
 		return cfg, fmt.Errorf("plan: MaxDeliver %d: must be at least 2", cfg.MaxDeliver)
+	case cfg.MaxCrashes < 1 || cfg.MaxCrashes > 100:
+		return cfg, fmt.Errorf("plan: MaxCrashes %d: must be 1..100", cfg.MaxCrashes)
 	case cfg.AckWait < 300*time.Millisecond:
 		return cfg, fmt.Errorf("plan: AckWait %v: must be at least 300ms", cfg.AckWait)
 	case cfg.Retention < time.Minute:

@@ -71,6 +71,7 @@ type Deps struct {
 type Manager struct {
 	cfg        Config
 	log        *slog.Logger
+	st         *store.Store // this host's boot (Boot) and the others' liveness (Dead)
 	recs       *records
 	js         jetstream.JetStream
 	cons       jetstream.Consumer
@@ -81,6 +82,8 @@ type Manager struct {
 	webhooks   *Webhooks
 	snapshot   func() *plugin.Snapshot
 	principals func(owner string) (auth.Principal, bool)
+
+	listBytes int // record bytes one plan/list decodes (maxListBytes; tests lower it)
 
 	running atomic.Bool
 	workers chan struct{} // one token per step running here (cfg.Workers)
@@ -157,9 +160,9 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 		}
 	}
 	return &Manager{
-		cfg: cfg, log: d.Logger, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance}, js: js, cons: cons, hookCons: hookCons,
+		cfg: cfg, log: d.Logger, st: d.Store, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance}, js: js, cons: cons, hookCons: hookCons,
 		exec: d.Executor, sessions: d.Sessions, events: d.Events, webhooks: d.Webhooks, snapshot: d.Snapshot, principals: d.Principals,
-		workers: make(chan struct{}, cfg.Workers), steps: map[string]map[int]context.CancelFunc{},
+		workers: make(chan struct{}, cfg.Workers), listBytes: maxListBytes, steps: map[string]map[int]context.CancelFunc{},
 	}, nil
 }
 
@@ -263,7 +266,7 @@ func (m *Manager) Execute(ctx context.Context, sessionID, planID string, opts Ex
 	if err := m.authorize(ctx, &rec.Definition); err != nil {
 		return nil, err
 	}
-	if err := rec.Definition.checkInput(input); err != nil {
+	if err := rec.Definition.checkInput(input, m.cfg.MaxRecordBytes); err != nil {
 		return nil, err
 	}
 	g := rec.Definition.graph()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/provenance"
+	"github.com/skillhost/skillhost/host/internal/store"
 )
 
 // Plan statuses.
@@ -93,6 +94,9 @@ type StepState struct {
 	// Peer is the signed result of the remote peer an agent step delegated
 	// to (StepOutcome.Peer), recorded in the plan's provenance.
 	Peer *provenance.PeerResult `json:"peer,omitempty"`
+	// Runs are the step's starts not known to have ended, by host boot, and
+	// those whose host died while they ran (quarantine.go).
+	Runs store.Runs `json:"runs,omitzero"`
 }
 
 // Completed is the number of completed steps.

@@ -75,6 +75,8 @@ func (m *Manager) Run(ctx context.Context) error {
 	if !m.running.CompareAndSwap(false, true) {
 		return errors.New("plan: Run called twice")
 	}
+	// The boot id is what a quarantined step's log line and error name.
+	m.log.Info("plan: running steps", "workers", m.cfg.Workers, "boot", m.st.Boot())
 	var wg sync.WaitGroup
 	for range 2 * m.cfg.Workers {
 		wg.Go(func() { m.work(ctx) })
@@ -167,14 +169,8 @@ func (m *Manager) handle(ctx context.Context, msg jetstream.Msg) {
 	case st.Status == StepPending, st.Status == StepFailed, st.Status == StepCancelled,
 		st.Status != StepQueued && st.Job != seq:
 		m.ack(ctx, msg, log) // not this job's to run (a duplicate, or a step that ended)
-	case int(meta.NumDelivered) >= m.cfg.MaxDeliver:
-		m.fail(ctx, msg, j, fault.Newf(fault.ResourceExhausted, fault.ReasonRedeliveryExhausted,
-			"step %q was handed out %d times without finishing (the host running it stopped each time)",
-			rec.Definition.Steps[j.Step].ID, meta.NumDelivered), log)
-	case rec.Deadline != nil && !time.Now().Before(*rec.Deadline):
-		m.fail(ctx, msg, j, fault.New(fault.Timeout, fault.ReasonTimeout, "the plan's execution timeout passed"), log)
 	default:
-		m.runStep(ctx, msg, j, seq, rec.Owner, log)
+		m.start(ctx, msg, j, seq, rec, int(meta.NumDelivered), log)
 	}
 }
 

@@ -64,7 +64,8 @@ func (m *Manager) runStep(ctx context.Context, msg jetstream.Msg, j job, seq uin
 		out, rec, attempt, runErr := m.attempt(sctx, j, seq)
 		switch {
 		case ctx.Err() != nil:
-			_ = msg.Nak() // shutting down: the step did not finish; hand the job back
+			m.handBack(ctx, j, seq, log) // shutting down: the step did not finish
+			_ = msg.Nak()
 			return
 		case errors.Is(runErr, errStale), runErr != nil && sctx.Err() != nil:
 			m.ack(ctx, msg, log) // the plan ended (or moved on) meanwhile
@@ -92,6 +93,7 @@ func (m *Manager) runStep(ctx context.Context, msg jetstream.Msg, j job, seq uin
 			}
 			st := &r.Checkpoint.Steps[j.Step]
 			st.Status, st.Error = StepRetrying, stepError(fe, attempt)
+			st.Runs.End(m.st.Boot()) // the attempt ended: no crash can catch it now
 			return nil
 		})
 		switch {
@@ -155,6 +157,7 @@ func (m *Manager) attempt(ctx context.Context, j job, seq uint64) (*StepOutcome,
 		now := time.Now().UTC()
 		st.Status, st.Job, st.StartedAt, st.FinishedAt = StepRunning, seq, &now, nil
 		st.Attempts++
+		st.Runs.Start(m.st.Run(now)) // if this host dies now, the next start counts it
 		return nil
 	})
 	if errors.Is(err, errStale) {
@@ -221,6 +224,7 @@ func (m *Manager) complete(ctx context.Context, msg jetstream.Msg, j job, seq ui
 		}
 		st := &r.Checkpoint.Steps[j.Step]
 		st.Status, st.Output, st.FinishedAt, st.Error, st.Peer = StepCompleted, outputValue(out.Output), &ended, nil, out.Peer
+		st.Runs.End(m.st.Boot())
 		if r.allCompleted() {
 			r.Status, r.FinishedAt = StatusCompleted, &now
 		} else {
@@ -267,11 +271,15 @@ func (m *Manager) fail(ctx context.Context, msg jetstream.Msg, j job, fe *fault.
 		step := r.Definition.Steps[j.Step]
 		st := &r.Checkpoint.Steps[j.Step]
 		st.Status, st.FinishedAt, st.Error = StepFailed, &now, stepError(fe, st.Attempts)
+		st.Runs.End(m.st.Boot())
 		r.endActive(now)
 		details := map[string]any{"step_id": step.ID, "step_index": j.Step, "reason": fe.WireReason(), "action": step.Action,
 			"attempt": st.Attempts}
 		if step.Agent != "" {
 			details["agent"] = step.Agent
+		}
+		if boots, ok := fe.Data[crashedBoots]; ok {
+			details[crashedBoots] = boots
 		}
 		r.Error = &StepError{Code: fe.Kind.Code(), Message: fmt.Sprintf("step %q failed: %s", step.ID, fe.Message()), Details: details}
 		return nil
@@ -298,7 +306,11 @@ func (m *Manager) fail(ctx context.Context, msg jetstream.Msg, j job, fe *fault.
 
 // stepError is a step's failure as plan/status shows it.
 func stepError(fe *fault.Error, attempt int) *StepError {
-	return &StepError{Code: fe.Kind.Code(), Message: fe.Message(), Details: map[string]any{"reason": fe.WireReason(), "attempt": attempt}}
+	details := map[string]any{"reason": fe.WireReason(), "attempt": attempt}
+	if boots, ok := fe.Data[crashedBoots]; ok {
+		details[crashedBoots] = boots
+	}
+	return &StepError{Code: fe.Kind.Code(), Message: fe.Message(), Details: details}
 }
 
 // finished reports an ended execution: the final event, and the webhook

@@ -23,6 +23,14 @@
 // revision-checked writes (see quota.go). Closed-session records are small
 // (no initial context) and expire after Config.ClosedSessionRetention.
 //
+// Every Open is one boot of a host with an id of its own (Boot); a boot
+// answers on BootSubject(id) while its connection is up, so any host can ask
+// whether the boot that started a job still lives (Alive, Dead). Runs is the
+// crash accounting a job keeps in its own record with it: a start whose boot
+// died before it ended is a crash, and a job with too many is quarantined
+// rather than run again (boot.go; plan steps use it, tasks and deliveries
+// can).
+//
 // Every caller-visible failure is a *fault.Error carrying the session id in
 // its data. A *Store is safe for concurrent use.
 package store

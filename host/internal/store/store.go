@@ -32,6 +32,8 @@ type Store struct {
 	srv      *server.Server // nil when connected to an external cluster
 	unlock   func()         // releases the embedded data dir lock
 	nc       *nats.Conn
+	boot     string        // this Open's boot id (boot.go)
+	hostname string        // os.Hostname at Open, recorded in runs
 	closed   chan struct{} // closed by the connection's ClosedHandler
 	js       jetstream.JetStream
 	sessions jetstream.KeyValue
@@ -100,6 +102,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if s.nc, err = nats.Connect(url, opts...); err != nil {
 		s.shutdownServer()
 		return nil, fmt.Errorf("store: connect: %w", err) // no URL: it may hold credentials
+	}
+	if err := s.answerBoot(); err != nil {
+		_ = s.Close()
+		return nil, err
 	}
 	if s.js, err = jetstream.New(s.nc); err != nil {
 		_ = s.Close()
