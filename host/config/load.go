@@ -232,6 +232,8 @@ func (c Config) Validate() error {
 		"a2a.push.max_per_task": int64(c.A2A.Push.MaxPerTask), "a2a.push.max_per_key": int64(c.A2A.Push.MaxPerKey),
 		"a2a.push.timeout": int64(c.A2A.Push.Timeout), "a2a.push.max_attempts": int64(c.A2A.Push.MaxAttempts),
 		"a2a.push.max_pending": int64(c.A2A.Push.MaxPending),
+		"a2a.max_bucket":       int64(c.A2A.MaxBucket), "a2a.max_tasks_per_key": int64(c.A2A.MaxTasksPerKey),
+		"plans.max_per_key": int64(c.Plans.MaxPerKey),
 	}
 	keys := make([]string, 0, len(positive))
 	for key := range positive {
@@ -264,6 +266,7 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.validateSecurity()...)
 	errs = append(errs, c.validateAgents()...)
+	errs = append(errs, c.validateQuotas()...)
 	if n := len(c.Plans.WebhookSecret); n != 0 && (n < 16 || n > 256) {
 		bad("plans.webhook_secret", "must be 16..256 bytes (or empty: only plans that bring a webhook_secret may use webhooks)")
 	}

@@ -131,6 +131,10 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan: open stream %s: %w", Stream, err)
 	}
+	usage, err := openPlanUsage(ctx, d.Store, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("plan: open usage: %w", err)
+	}
 	var cons jetstream.Consumer
 	err = d.Store.Retry(ctx, "consumer "+ConsumerName, func(ctx context.Context) (err error) {
 		cons, err = stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
@@ -149,7 +153,7 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 		return nil, fmt.Errorf("plan: open consumer %s: %w", ConsumerName, err)
 	}
 	return &Manager{
-		cfg: cfg, log: d.Logger, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance}, js: js, cons: cons,
+		cfg: cfg, log: d.Logger, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance, usage: usage}, js: js, cons: cons,
 		exec: d.Executor, sessions: d.Sessions, events: d.Events, webhooks: d.Webhooks, snapshot: d.Snapshot, principals: d.Principals,
 		workers: make(chan struct{}, cfg.Workers), steps: map[string]map[int]context.CancelFunc{},
 	}, nil

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
@@ -95,7 +96,7 @@ func (u *Usage) room(ctx context.Context, need int64) error {
 	if !u.fits(need) {
 		free := max(0, u.limit-u.used-u.added)
 		return fault.Newf(fault.ResourceExhausted, fault.ReasonStorageFull,
-			"the %s bucket is full for new work: %s of %s free, and %s are kept for running work (%s); retry once stored %s expire",
+			"the %s bucket is full for new work: %s of its %s are free, and %s are kept for running work (%s); retry once stored %s expire",
 			u.cfg.Name, sizeText(free), sizeText(u.limit), sizeText(u.cfg.Reserve), u.cfg.ReserveLimit, u.cfg.Name).
 			With("limit", u.cfg.ReserveLimit).With("limit_value", u.cfg.Reserve)
 	}
@@ -132,7 +133,7 @@ func (u *Usage) retentionText() string {
 	if u.retention <= 0 {
 		return "never"
 	}
-	return u.retention.String()
+	return strings.TrimSuffix(strings.TrimSuffix(u.retention.String(), "0s"), "0m")
 }
 
 // sizeText is n bytes for a message: "512 B", "3.5 KiB", "12.0 MiB".
