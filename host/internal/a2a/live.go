@@ -26,7 +26,9 @@ import (
 // create it and the first wins, so a task never ends twice. A host that
 // dies with a live task leaves its live record (never acknowledged, nothing
 // is lost) until the bucket's TTL removes it; CancelTask can still end it.
-// See docs/RATIONALE.md.
+// The task is admitted (its key's quota, the bucket's reserve) before it
+// runs, charged for the live TTL, and charged its final size when the final
+// record is stored (taskquota.go). See docs/RATIONALE.md.
 
 // Live bucket settings.
 const (

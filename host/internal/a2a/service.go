@@ -240,7 +240,7 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 	}
 	if blocking {
 		// Stored only when it ends: admitted now, before it runs.
-		if _, err := s.cfg.Tasks.Admit(ctx, rec); err != nil {
+		if err := s.cfg.Tasks.AdmitLive(ctx, rec); err != nil {
 			s.finish(task.ID, r)
 			return nil, nil, nil, err
 		}

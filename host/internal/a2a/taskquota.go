@@ -2,6 +2,7 @@ package a2a
 
 import (
 	"context"
+	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -69,11 +70,22 @@ func recordSize(id a2av1.TaskID, b []byte) int64 {
 // is (an API key or its token): -32106 key_quota over the key's quota,
 // -32106 storage_full without room above the reserve. It records the charge
 // in rec; the caller finishes the returned Pending once the record is
-// written. A blocking SendMessage, whose task is stored only when it ends,
-// admits it before it runs and drops the Pending (the final record is
-// charged as it is written).
+// written.
 func (s *TaskStore) Admit(ctx context.Context, rec *Record) (*store.Pending, error) {
-	p, err := s.usage.Admit(ctx, rec.Owner, auth.From(ctx).Limited(), rec.Quota, s.bound())
+	return s.admit(ctx, rec, 0)
+}
+
+// AdmitLive admits the task of a blocking SendMessage, stored only when it
+// ends (CreateFinal charges that record): before it runs, charged for the
+// live bucket's TTL, so a host that dies with it running leaves its key
+// over-counted for an hour, not for the task retention.
+func (s *TaskStore) AdmitLive(ctx context.Context, rec *Record) error {
+	_, err := s.admit(ctx, rec, liveTTL)
+	return err
+}
+
+func (s *TaskStore) admit(ctx context.Context, rec *Record, keep time.Duration) (*store.Pending, error) {
+	p, err := s.usage.AdmitFor(ctx, rec.Owner, auth.From(ctx).Limited(), rec.Quota, s.bound(), keep)
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -238,4 +241,55 @@ func mustUsage(t *testing.T, ts *a2a.TaskStore, who auth.Principal) store.OwnerU
 		t.Fatal(err)
 	}
 	return u
+}
+
+// A blocking SendMessage's task is admitted before it runs and stored once
+// when it ends; when its end races a CancelTask (each side creating the
+// final record from its own copy, the canceller's read from the live
+// record), the key is charged for exactly one task, at its final size.
+func TestBlockingTaskIsChargedOnce(t *testing.T) {
+	t.Parallel()
+	keys := keyPrincipals(t, "alice")
+	alice := auth.With(t.Context(), keys["alice"])
+	st, ts := quotaStore(t, t.TempDir(), a2a.TaskStoreConfig{MaxBytes: 64 << 20})
+	t.Cleanup(func() { _ = st.Close() })
+	for i := range 4 {
+		rec := taskOf(keys["alice"], "hello")
+		rec.Task.Status.State = a2av1.TaskStateWorking
+		if err := ts.AdmitLive(alice, rec); err != nil {
+			t.Fatal(err)
+		}
+		live, err := json.Marshal(rec) // what the canceller reads from the live bucket
+		if err != nil {
+			t.Fatal(err)
+		}
+		var canceled a2a.Record
+		if err := json.Unmarshal(live, &canceled); err != nil {
+			t.Fatal(err)
+		}
+		rec.Task.Status.State = a2av1.TaskStateCompleted
+		rec.Task.Artifacts = []*a2av1.Artifact{{ID: "out", Parts: a2av1.ContentParts{a2av1.NewTextPart(strings.Repeat("o", 2000))}}}
+		canceled.Task.Status.State = a2av1.TaskStateCanceled
+		var wg sync.WaitGroup
+		var wins atomic.Int32
+		for _, r := range []*a2a.Record{rec, &canceled} {
+			wg.Go(func() {
+				_, won, err := ts.CreateFinal(alice, r)
+				if err != nil {
+					t.Error(err)
+				}
+				if won {
+					wins.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if wins.Load() != 1 {
+			t.Fatalf("round %d: %d sides won", i, wins.Load())
+		}
+		u := mustUsage(t, ts, keys["alice"])
+		if u.Records != int64(i+1) || u.Bytes > int64(i+1)*8<<10 {
+			t.Fatalf("round %d: usage %+v, want %d records of their final size", i, u, i+1)
+		}
+	}
 }

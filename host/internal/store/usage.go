@@ -159,15 +159,22 @@ func (s *Store) OpenUsage(ctx context.Context, cfg UsageConfig) (*Usage, error) 
 }
 
 // until is the group of a record written at now.
-func (u *Usage) until(now time.Time) int64 {
+func (u *Usage) until(now time.Time) int64 { return u.untilAfter(now, 0) }
+
+// untilAfter is the group of a charge kept for keep after now (0: the
+// bucket's retention, as for a record written at now).
+func (u *Usage) untilAfter(now time.Time, keep time.Duration) int64 {
 	u.mu.Lock()
 	ret := u.retention
 	u.mu.Unlock()
-	if ret <= 0 {
+	if ret <= 0 && keep <= 0 {
 		return neverExpires
 	}
 	width := int64(max(ret/usageGroups, usageMinGroup) / time.Second)
-	t := now.Add(ret + usageGrace).Unix()
+	if keep <= 0 {
+		keep = ret
+	}
+	t := now.Add(keep + usageGrace).Unix()
 	return (t + width - 1) / width * width
 }
 

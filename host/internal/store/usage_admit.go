@@ -18,6 +18,14 @@ import (
 // while the bucket has no room for the work above Reserve. The caller stores
 // Charge() with the record and calls Finish (or Drop) after the write.
 func (u *Usage) Admit(ctx context.Context, owner string, capped bool, prev Charge, bound int64) (*Pending, error) {
+	return u.AdmitFor(ctx, owner, capped, prev, bound, 0)
+}
+
+// AdmitFor is Admit for work whose record is written later, within keep
+// (a task stored only when it ends): its charge expires keep after now
+// unless that write moves it, so a host that dies meanwhile leaves an
+// over-count for keep, not for the bucket's retention. keep 0 is Admit.
+func (u *Usage) AdmitFor(ctx context.Context, owner string, capped bool, prev Charge, bound int64, keep time.Duration) (*Pending, error) {
 	p := &Pending{u: u, owner: owner, prev: prev, next: prev}
 	growth := max(0, bound-prev.Bytes)
 	if !capped {
@@ -26,7 +34,7 @@ func (u *Usage) Admit(ctx context.Context, owner string, capped bool, prev Charg
 		}
 		return p, nil
 	}
-	p.next, p.mode = Charge{Bytes: bound, Until: u.until(u.cfg.Now())}, added
+	p.next, p.mode = Charge{Bytes: bound, Until: u.untilAfter(u.cfg.Now(), keep)}, added
 	roomed := false
 	err := u.update(ctx, owner, func(l *usageLedger, now int64) error {
 		t := l.total(now)

@@ -219,6 +219,36 @@ func TestUsageExpiredRecordsStopCounting(t *testing.T) {
 	}
 }
 
+// Work admitted for a shorter time than the bucket's retention (a task
+// stored only when it ends) stops counting after that time when its record
+// was never written (its host died), and counts for the whole retention
+// once its record is.
+func TestUsageAdmitForExpiresUnwrittenWork(t *testing.T) {
+	t.Parallel()
+	st := mustOpen(t, store.Config{})
+	mustAccounted(t, st, 8<<20)
+	var now atomic.Int64
+	now.Store(time.Now().Unix())
+	u := mustUsageOf(t, st, store.UsageConfig{MaxCount: 10, MaxBytes: 1 << 20,
+		Now: func() time.Time { return time.Unix(now.Load(), 0) }})
+	ctx := testCtx(t)
+	lost, err := u.AdmitFor(ctx, "key:alice", true, store.Charge{}, 5000, 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = lost // its host died: the record is never written
+	done, err := u.AdmitFor(ctx, "key:alice", true, store.Charge{}, 5000, 10*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := u.Charge(ctx, "key:alice", done.Charge(), 700, store.Final)
+	p.Finish(ctx, nil) // its record was written, terminal
+	now.Add(int64(20 * time.Minute / time.Second))
+	if diff := cmp.Diff(store.OwnerUsage{Records: 1, Bytes: 700}, mustOwnerUsage(t, u, "key:alice")); diff != "" {
+		t.Errorf("usage after the unwritten work's time (-want +got):\n%s", diff)
+	}
+}
+
 // The charge of a record follows its writes: running work keeps its bound,
 // a final write is charged its size once stored, a write that did not land
 // leaves the previous charge, and nothing is counted twice.
