@@ -93,7 +93,7 @@ const (
 	ReasonOriginDenied       = "origin_denied"          // browser request from an origin not allowed (HTTP 403)
 	ReasonHostDenied         = "host_denied"            // Host header names no address of this host (HTTP 403)
 	ReasonMediaType          = "unsupported_media_type" // state-changing request that is not JSON (HTTP 415)
-	ReasonKeyQuota           = "key_quota"              // a key's open sessions or context bytes are used up
+	ReasonKeyQuota           = "key_quota"              // a key's open sessions, context bytes, or stored tasks or plans are used up
 
 	// Default reasons of kinds raised without a specific reason (see
 	// Error.WireReason); the code always names a specific one.

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -112,12 +113,13 @@ type Usage struct {
 	cfg    UsageConfig
 	locks  [64]sync.Mutex // one owner's ledger updates on this host, one at a time
 
-	mu        sync.Mutex
-	at        time.Time     // when used and limit were read
-	used      int64         // the bucket's bytes then
-	limit     int64         // the bucket's MaxBytes (<= 0: unlimited)
-	added     int64         // bytes admitted on this host since
-	retention time.Duration // the bucket's MaxAge (0: none)
+	retention atomic.Int64 // the bucket's MaxAge (0: none), as read last
+
+	mu    sync.Mutex // the room check's view of the bucket (usage_admit.go)
+	at    time.Time  // when used and limit were read
+	used  int64      // the bucket's bytes then
+	limit int64      // the bucket's MaxBytes (<= 0: unlimited)
+	added int64      // bytes admitted on this host since
 }
 
 // OpenUsage binds (creating when missing) the usage bucket and the
@@ -151,7 +153,8 @@ func (s *Store) OpenUsage(ctx context.Context, cfg UsageConfig) (*Usage, error) 
 	}
 	info := u.stream.CachedInfo()
 	u.at, u.used = time.Now(), int64(info.State.Bytes)
-	u.limit, u.retention = info.Config.MaxBytes, info.Config.MaxAge
+	u.limit = info.Config.MaxBytes
+	u.retention.Store(int64(info.Config.MaxAge))
 	if u.limit > 0 && cfg.Reserve >= u.limit {
 		return nil, fmt.Errorf("store: usage of bucket %s: reserve %d must be below the bucket's %d bytes", cfg.Bucket, cfg.Reserve, u.limit)
 	}
@@ -164,9 +167,7 @@ func (u *Usage) until(now time.Time) int64 { return u.untilAfter(now, 0) }
 // untilAfter is the group of a charge kept for keep after now (0: the
 // bucket's retention, as for a record written at now).
 func (u *Usage) untilAfter(now time.Time, keep time.Duration) int64 {
-	u.mu.Lock()
-	ret := u.retention
-	u.mu.Unlock()
+	ret := time.Duration(u.retention.Load())
 	if ret <= 0 && keep <= 0 {
 		return neverExpires
 	}
@@ -181,9 +182,7 @@ func (u *Usage) untilAfter(now time.Time, keep time.Duration) int64 {
 // covers reports whether c still accounts for a record of size bytes
 // written at now.
 func (u *Usage) covers(c Charge, size int64, now time.Time) bool {
-	u.mu.Lock()
-	ret := u.retention
-	u.mu.Unlock()
+	ret := time.Duration(u.retention.Load())
 	expires := neverExpires
 	if ret > 0 {
 		expires = now.Add(ret + usageGrace).Unix()

@@ -131,17 +131,23 @@ func (u *Usage) refresh(ctx context.Context) error {
 		return Fault(err, "read the "+u.cfg.Name+" bucket's size")
 	}
 	u.at, u.used, u.added = time.Now(), int64(info.State.Bytes), 0
-	u.limit, u.retention = info.Config.MaxBytes, info.Config.MaxAge
+	u.limit = info.Config.MaxBytes
+	u.retention.Store(int64(info.Config.MaxAge))
 	return nil
 }
 
 func (u *Usage) retentionText() string {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.retention <= 0 {
+	ret := time.Duration(u.retention.Load())
+	if ret <= 0 {
 		return "never"
 	}
-	return strings.TrimSuffix(strings.TrimSuffix(u.retention.String(), "0s"), "0m")
+	switch {
+	case ret%time.Hour == 0:
+		return fmt.Sprintf("%dh", ret/time.Hour)
+	case ret%time.Minute == 0:
+		return strings.TrimSuffix(ret.String(), "0s")
+	}
+	return ret.String()
 }
 
 // sizeText is n bytes for a message: "512 B", "3.5 KiB", "12.0 MiB".
