@@ -20,7 +20,10 @@ func (h *Host) publicURL() string { return publicBase(h.cfg, h.Addr()) }
 func (h *Host) setupA2A(ctx context.Context) error {
 	h.cards = newCardService(h.cfg, h.opts.Version, h.publicURL(), h.authn.Enabled(), h.registry.Snapshot, h.signer, h.log)
 	h.registry.OnChange(h.cards.Update)
-	tasks, err := a2a.OpenTaskStore(ctx, h.store, a2a.TaskStoreConfig{MaxListBytes: int64(h.cfg.A2A.MaxListBytes), Logger: h.log, Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName)})
+	ac := h.cfg.A2A
+	tasks, err := a2a.OpenTaskStore(ctx, h.store, a2a.TaskStoreConfig{MaxListBytes: int64(ac.MaxListBytes), Logger: h.log,
+		Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName), MaxBytes: int64(ac.MaxBucket),
+		MaxPerKey: ac.MaxTasksPerKey, MaxBytesPerKey: int64(ac.MaxTaskBytesPerKey), Reserve: int64(ac.Reserve)})
 	if err != nil {
 		return fmt.Errorf("a2a task store: %w", err)
 	}

@@ -35,6 +35,9 @@ func (h *Host) setupPlans(ctx context.Context) error {
 			Retention:          h.cfg.Plans.Retention,
 			MaxBucketBytes:     int64(h.cfg.Plans.MaxBucket),
 			MaxPlanTimeout:     h.cfg.Plans.MaxTimeout,
+			MaxPerKey:          h.cfg.Plans.MaxPerKey,
+			MaxBytesPerKey:     int64(h.cfg.Plans.MaxBytesPerKey),
+			Reserve:            int64(h.cfg.Plans.Reserve),
 		})
 	if err != nil {
 		return fmt.Errorf("plans: %w", err)

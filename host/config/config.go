@@ -142,6 +142,20 @@ type A2A struct {
 	// ContextIdle closes an A2A context (the session its messages share)
 	// unused this long.
 	ContextIdle time.Duration `koanf:"context_idle"`
+	// MaxBucket caps the disk of the tasks bucket (a changed size applies
+	// to the existing bucket at the next start).
+	MaxBucket ByteSize `koanf:"max_bucket"`
+	// MaxTasksPerKey caps the tasks one API key (with its session tokens)
+	// has stored; a new task beyond it is -32106 key_quota.
+	MaxTasksPerKey int `koanf:"max_tasks_per_key"`
+	// MaxTaskBytesPerKey caps the bytes of one key's stored tasks, a
+	// running task counted at the largest task record; 0 = a quarter of
+	// MaxBucket.
+	MaxTaskBytesPerKey ByteSize `koanf:"max_task_bytes_per_key"`
+	// Reserve is the room in the tasks bucket that new tasks leave for the
+	// records of running ones (a new task beyond it is -32106
+	// storage_full); 0 = an eighth of MaxBucket.
+	Reserve ByteSize `koanf:"reserve"`
 	// Push configures push notifications.
 	Push Push `koanf:"push"`
 	// MaxStreams caps the task streams (SendStreamingMessage,
@@ -228,6 +242,16 @@ type Plans struct {
 	// before it is quarantined (the plan fails with reason quarantined
 	// instead of the step running again). Default: 2.
 	MaxCrashes int `koanf:"max_crashes"`
+	// MaxPerKey caps the plans one API key (with its session tokens) has
+	// stored; plan/create beyond it is -32106 key_quota.
+	MaxPerKey int `koanf:"max_per_key"`
+	// MaxBytesPerKey caps the bytes of one key's stored plans, an
+	// executing plan counted at MaxRecord; 0 = a quarter of MaxBucket.
+	MaxBytesPerKey ByteSize `koanf:"max_bytes_per_key"`
+	// Reserve is the room in the plans bucket that plan/create and
+	// plan/execute leave for the checkpoints of executing plans; 0 = an
+	// eighth of MaxBucket.
+	Reserve ByteSize `koanf:"reserve"`
 }
 
 // Log configures logging (to stderr).
@@ -350,13 +374,14 @@ func Defaults() Config {
 		Plans: Plans{
 			MaxSteps: 100, MaxDefinition: 256 * KiB, MaxRecord: MiB, Workers: 4, MaxDeliver: 5, MaxCrashes: 2,
 			AckWait: 10 * time.Second, Retention: 7 * 24 * time.Hour, MaxBucket: GiB, MaxTimeout: 24 * time.Hour,
-			WebhookAttempts: 5,
+			WebhookAttempts: 5, MaxPerKey: 10000,
 		},
 		Auth: Auth{Keys: []AuthKey{}, Limits: AuthLimits{
 			Rate: auth.DefaultRate, SessionRate: auth.DefaultSessionRate, MaxOpenSessions: auth.DefaultMaxOpenSessions,
 			MaxConcurrentCalls: auth.DefaultMaxConcurrentCalls, MaxContextBytes: auth.DefaultMaxContextBytes,
 		}},
 		A2A: A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB, ContextIdle: 24 * time.Hour,
+			MaxBucket: GiB, MaxTasksPerKey: 10000,
 			Push:       Push{MaxPerTask: 10, MaxPerKey: 100, Timeout: 10 * time.Second, MaxAttempts: 5, MaxPending: 1024},
 			MaxStreams: 1024, MaxStreamsPerKey: 256},
 		Delivery: Delivery{MaxPending: 4096, MaxPendingPerKey: 256, ConcurrentPerDestination: 4, ConcurrentPerKey: 8, MaxConcurrent: 64},

@@ -244,6 +244,8 @@ func (c Config) Validate() error {
 		"delivery.max_pending": int64(c.Delivery.MaxPending), "delivery.max_pending_per_key": int64(c.Delivery.MaxPendingPerKey),
 		"delivery.concurrent_per_destination": int64(c.Delivery.ConcurrentPerDestination),
 		"delivery.concurrent_per_key":         int64(c.Delivery.ConcurrentPerKey), "delivery.max_concurrent": int64(c.Delivery.MaxConcurrent),
+		"a2a.max_bucket": int64(c.A2A.MaxBucket), "a2a.max_tasks_per_key": int64(c.A2A.MaxTasksPerKey),
+		"plans.max_per_key": int64(c.Plans.MaxPerKey),
 	}
 	keys := make([]string, 0, len(positive))
 	for key := range positive {
@@ -288,6 +290,7 @@ func (c Config) Validate() error {
 	if c.Plans.MaxCrashes > 100 {
 		bad("plans.max_crashes", "must be at most 100")
 	}
+	errs = append(errs, c.validateQuotas()...)
 	if n := len(c.Plans.WebhookSecret); n != 0 && (n < 16 || n > 256) {
 		bad("plans.webhook_secret", "must be 16..256 bytes (or empty: only plans that bring a webhook_secret may use webhooks)")
 	}

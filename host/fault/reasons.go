@@ -96,7 +96,7 @@ const (
 	ReasonOriginDenied       = "origin_denied"          // browser request from an origin not allowed (HTTP 403)
 	ReasonHostDenied         = "host_denied"            // Host header names no address of this host (HTTP 403)
 	ReasonMediaType          = "unsupported_media_type" // state-changing request that is not JSON (HTTP 415)
-	ReasonKeyQuota           = "key_quota"              // a key's quota is used up: open sessions, context bytes, or its share of a counted resource (streams, MCP sessions, a client address's connections)
+	ReasonKeyQuota           = "key_quota"              // a key's quota is used up: open sessions, context bytes, stored tasks or plans, or its share of a counted resource (streams, MCP sessions, a client address's connections)
 
 	// Default reasons of kinds raised without a specific reason (see
 	// Error.WireReason); the code always names a specific one.

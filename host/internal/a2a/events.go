@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
 
@@ -238,12 +237,10 @@ func (s *subscription) Close() error {
 	return nil
 }
 
-// storeFault wraps a task store error: NATS not answering (a node failing
-// over) is -32603 store_unavailable, which clients may retry; anything else
-// stays an internal error.
+// storeFault classifies a task store error (store.Fault): a full bucket is
+// -32106 storage_full, NATS not answering (a node failing over) -32603
+// store_unavailable, which clients may retry; anything else stays an
+// internal error.
 func storeFault(err error, op string) error {
-	if store.Unavailable(err) || errors.Is(err, context.DeadlineExceeded) {
-		return fault.Wrap(fault.Internal, fault.ReasonStoreUnavailable, err, "a2a: "+op+": the state store did not answer (NATS failing over?); retry")
-	}
-	return fmt.Errorf("a2a: %s: %w", op, err)
+	return store.Fault(err, "a2a: "+op)
 }

@@ -26,7 +26,9 @@ import (
 // create it and the first wins, so a task never ends twice. A host that
 // dies with a live task leaves its live record (never acknowledged, nothing
 // is lost) until the bucket's TTL removes it; CancelTask can still end it.
-// See docs/RATIONALE.md.
+// The task is admitted (its key's quota, the bucket's reserve) before it
+// runs, charged for the live TTL, and charged its final size when the final
+// record is stored (taskquota.go). See docs/RATIONALE.md.
 
 // Live bucket settings.
 const (
@@ -116,18 +118,28 @@ func (s *TaskStore) Owned(ctx context.Context, owner string, id a2av1.TaskID) (r
 // CreateFinal stores a task that a blocking SendMessage ran (or that
 // CancelTask ended while it ran) in its terminal state: its index key and
 // its record, written in parallel, both durable when it returns. A record
-// too large to store fails the task instead (output_limit). If the task
+// too large to store, or one the bucket has no room for, fails the task
+// instead, without its artifacts (output_limit, storage_full). If the task
 // was already stored (the other side of a cancel race won), the stored
 // record is returned with won false.
 func (s *TaskStore) CreateFinal(ctx context.Context, rec *Record) (stored *Record, won bool, err error) {
 	rec.Updated = time.Now().UTC()
-	b, err := s.encode(rec)
+	stored, won, err = s.createFinal(ctx, rec)
+	if errors.Is(err, fault.New(fault.ResourceExhausted, fault.ReasonStorageFull, "")) && len(rec.Task.Artifacts) > 0 {
+		if ferr := s.failWithout(rec, err); ferr != nil {
+			return nil, false, ferr
+		}
+		return s.createFinal(ctx, rec)
+	}
+	return stored, won, err
+}
+
+func (s *TaskStore) createFinal(ctx context.Context, rec *Record) (stored *Record, won bool, err error) {
+	prev := rec.Quota
+	b, p, err := s.charged(ctx, rec, rec.State())
 	if err != nil && errors.Is(err, fault.New(fault.ResourceExhausted, fault.ReasonOutputLimit, "")) {
-		rec.Task.Artifacts = nil
-		rec.Task.Status.State = StateFailed.Wire()
-		rec.Task.Status.Message = errorMessage(rec.Task, err)
-		if err = s.resignFailed(rec); err == nil {
-			b, err = s.encode(rec)
+		if err = s.failWithout(rec, err); err == nil {
+			b, p, err = s.charged(ctx, rec, rec.State())
 		}
 	}
 	if err != nil {
@@ -138,6 +150,7 @@ func (s *TaskStore) CreateFinal(ctx context.Context, rec *Record) (stored *Recor
 	wg.Go(func() { indexErr = s.putIndex(ctx, rec) })
 	_, err = s.kv.Create(ctx, string(rec.Task.ID), b)
 	wg.Wait()
+	p.Finish(ctx, err)
 	if errors.Is(err, jetstream.ErrKeyExists) {
 		cur, gerr := s.Get(ctx, rec.Task.ID)
 		if gerr == nil && indexKey(cur) != indexKey(rec) {
@@ -147,12 +160,22 @@ func (s *TaskStore) CreateFinal(ctx context.Context, rec *Record) (stored *Recor
 	}
 	if err != nil {
 		s.dropIndex(ctx, indexKey(rec))
-		return nil, false, fmt.Errorf("a2a: store task: %w", err)
+		rec.Quota = prev // what the ledger holds for the task, should it be written again
+		return nil, false, storeFault(err, "store task")
 	}
 	if indexErr != nil { // stored but not listed: report it rather than acknowledge it
 		return nil, false, indexErr
 	}
 	return rec, true, nil
+}
+
+// failWithout turns rec, which cannot be stored as it is, into a failed
+// task without artifacts whose status message says why.
+func (s *TaskStore) failWithout(rec *Record, cause error) error {
+	rec.Task.Artifacts = nil
+	rec.Task.Status.State = StateFailed.Wire()
+	rec.Task.Status.Message = errorMessage(rec.Task, cause)
+	return s.resignFailed(rec)
 }
 
 // liveEntries lists owner's live tasks matching q, with their records.

@@ -245,6 +245,11 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 		}
 	}
 	if blocking {
+		// Stored only when it ends: admitted now, before it runs.
+		if err := s.cfg.Tasks.AdmitLive(ctx, rec); err != nil {
+			s.finish(task.ID, r)
+			return nil, nil, nil, err
+		}
 		s.cfg.Tasks.putLive(rec)
 		go s.executeBlocking(rctx, r, rec, input, requestID(ctx))
 		return rec, r, nil, nil
@@ -307,7 +312,8 @@ func (s *Service) execute(ctx context.Context, r *run, rec *Record, input json.R
 // transition stores the move to next and publishes it (preceded by pre, if
 // any). It reports false when the task was not moved (it became terminal
 // meanwhile, e.g. canceled, or the store refused). A record too large to
-// store fails the task with an output_limit reason instead.
+// store, or one the bucket has no room for, fails the task instead (reason
+// output_limit, storage_full), without the change that did not fit.
 func (s *Service) transition(ctx context.Context, id a2av1.TaskID, next TaskState, mutate func(*Record), pre a2av1.Event) bool {
 	rec, err := s.cfg.Tasks.Update(ctx, id, next, func(r *Record) error {
 		if mutate != nil {
@@ -315,7 +321,8 @@ func (s *Service) transition(ctx context.Context, id a2av1.TaskID, next TaskStat
 		}
 		return nil
 	})
-	if err != nil && errors.Is(err, fault.New(fault.ResourceExhausted, fault.ReasonOutputLimit, "")) && next != StateFailed {
+	if err != nil && next != StateFailed && (errors.Is(err, fault.New(fault.ResourceExhausted, fault.ReasonOutputLimit, "")) ||
+		errors.Is(err, fault.New(fault.ResourceExhausted, fault.ReasonStorageFull, ""))) {
 		return s.transition(ctx, id, StateFailed, func(r *Record) { r.Task.Status.Message = errorMessage(r.Task, err) }, nil)
 	}
 	if err != nil {

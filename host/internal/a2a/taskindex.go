@@ -163,7 +163,7 @@ func sortEntries(out []indexEntry) {
 // putIndex adds rec's current key.
 func (s *TaskStore) putIndex(ctx context.Context, rec *Record) error {
 	if _, err := s.idx.Put(ctx, indexKey(rec), nil); err != nil {
-		return fmt.Errorf("a2a: index task: %w", err)
+		return storeFault(err, "index task")
 	}
 	return nil
 }

@@ -46,9 +46,19 @@ type TaskStoreConfig struct {
 	Bucket       string        // default TasksBucket
 	Retention    time.Duration // tasks expire this long after their last update; default 7 days
 	MaxTaskSize  int32         // bytes of one stored task; default 4 MiB, capped at the store's MaxRecordBytes
-	MaxBytes     int64         // whole bucket; default 1 GiB
+	MaxBytes     int64         // whole bucket; default 1 GiB (applied to an existing bucket at open)
 	MaxListBytes int64         // task bytes one List decodes; default 4 MiB (at least one task is returned)
 	Logger       *slog.Logger  // task event and index problems; default slog.Default()
+	// MaxPerKey caps the stored tasks of one API key (a2a.max_tasks_per_key).
+	// Optional. Default: DefaultMaxTasksPerKey (10000).
+	MaxPerKey int
+	// MaxBytesPerKey caps the bytes of one API key's stored tasks, a
+	// running task counted at the largest record it may grow to
+	// (a2a.max_task_bytes_per_key). Optional. Default: MaxBytes/4.
+	MaxBytesPerKey int64
+	// Reserve is the room in the bucket new tasks leave for the records of
+	// running ones (a2a.reserve). Optional. Default: MaxBytes/8.
+	Reserve int64
 	// Provenance signs every transition and artifact into the task's
 	// provenance chain (metadata ExtProvenance), in the write that stores
 	// the change. Optional. Default: nil, no provenance.
@@ -65,6 +75,8 @@ type Record struct {
 	// only it gets, lists, cancels or subscribes to the task.
 	Owner   string    `json:"owner,omitempty"`
 	Updated time.Time `json:"updated"`
+	// Quota is what this record holds in its owner's usage (taskquota.go).
+	Quota store.Charge `json:"quota,omitzero"`
 
 	note   note              // who caused the next transition and why (provenance.go); not stored
 	signed []provenance.Link // the links the latest move appended, for its events (withLinks); not stored
@@ -87,6 +99,7 @@ type TaskStore struct {
 	log       *slog.Logger
 	events    *events            // task events and cancels across hosts
 	prov      *provenance.Signer // nil: no provenance
+	usage     *store.Usage       // stored tasks per owner (taskquota.go)
 
 	decodedRecords atomic.Int64 // records decoded by List, for tests and metrics
 	decodedBytes   atomic.Int64
@@ -135,8 +148,13 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open live tasks: %w", err)
 	}
+	cfg.quotaDefaults(taskBound(maxRec))
+	usage, err := openTaskUsage(ctx, st, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: open task usage: %w", err)
+	}
 	return &TaskStore{kv: kv, idx: idx, live: live, nc: st.JetStream().Conn(), max: maxRec, listBytes: cfg.MaxListBytes,
-		log: cfg.Logger, events: ev, prov: cfg.Provenance}, nil
+		log: cfg.Logger, events: ev, prov: cfg.Provenance, usage: usage}, nil
 }
 
 // Decoded reports how many records List has decoded and their bytes.
@@ -167,20 +185,28 @@ func (s *TaskStore) encode(rec *Record) ([]byte, error) {
 	return b, nil
 }
 
-// Create stores a new task; its id must be unused.
+// Create stores a new task; its id must be unused. It is new work of
+// rec.Owner, admitted first (see Admit).
 func (s *TaskStore) Create(ctx context.Context, rec *Record) error {
 	if err := checkTaskID(rec.Task.ID); err != nil {
 		return err
 	}
 	rec.Updated = time.Now().UTC()
-	b, err := s.encode(rec)
+	p, err := s.Admit(ctx, rec)
 	if err != nil {
 		return err
 	}
-	if err := s.putIndex(ctx, rec); err != nil {
+	b, err := s.encode(rec)
+	if err == nil {
+		err = s.putIndex(ctx, rec)
+	}
+	if err != nil {
+		p.Drop(ctx)
 		return err
 	}
-	if _, err := s.kv.Create(ctx, string(rec.Task.ID), b); err != nil {
+	_, err = s.kv.Create(ctx, string(rec.Task.ID), b)
+	p.Finish(ctx, err)
+	if err != nil {
 		s.dropIndex(ctx, indexKey(rec))
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return fault.Newf(fault.InvalidState, fault.ReasonTaskExists, "task %q already exists", rec.Task.ID)
@@ -239,14 +265,16 @@ func (s *TaskStore) Update(ctx context.Context, id a2av1.TaskID, next TaskState,
 		if err := s.signMove(rec, from, known); err != nil {
 			return rec, err
 		}
-		b, err := s.encode(rec)
+		b, p, err := s.charged(ctx, rec, next)
 		if err != nil {
 			return rec, err
 		}
 		if err := s.putIndex(ctx, rec); err != nil {
+			p.Drop(ctx)
 			return nil, err
 		}
 		_, err = s.kv.Update(ctx, string(id), b, rev)
+		p.Finish(ctx, err)
 		if err != nil {
 			s.dropIndex(ctx, indexKey(rec))
 		}

@@ -136,6 +136,10 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plan: open stream %s: %w", Stream, err)
 	}
+	usage, err := openPlanUsage(ctx, d.Store, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("plan: open usage: %w", err)
+	}
 	var cons jetstream.Consumer
 	err = d.Store.Retry(ctx, "consumer "+ConsumerName, func(ctx context.Context) (err error) {
 		cons, err = stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
@@ -160,7 +164,7 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 		}
 	}
 	return &Manager{
-		cfg: cfg, log: d.Logger, st: d.Store, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance}, js: js, cons: cons, hookCons: hookCons,
+		cfg: cfg, log: d.Logger, st: d.Store, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance, usage: usage}, js: js, cons: cons, hookCons: hookCons,
 		exec: d.Executor, sessions: d.Sessions, events: d.Events, webhooks: d.Webhooks, snapshot: d.Snapshot, principals: d.Principals,
 		workers: make(chan struct{}, cfg.Workers), listBytes: maxListBytes, steps: map[string]map[int]context.CancelFunc{},
 	}, nil

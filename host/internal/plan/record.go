@@ -70,6 +70,8 @@ type Record struct {
 	// plan and step transition, step output and peer result; kept as the
 	// JSON it was stored as, so a verifier reads exactly that.
 	Provenance json.RawMessage `json:"provenance,omitempty"`
+	// Quota is what this record holds in its owner's usage (quota.go).
+	Quota store.Charge `json:"quota,omitzero"`
 }
 
 // Checkpoint is the progress of the current execution, one state per step
@@ -128,9 +130,10 @@ type StepError struct {
 
 // records is the plans bucket.
 type records struct {
-	kv   jetstream.KeyValue
-	max  int
-	prov *provenance.Signer // nil: no provenance
+	kv    jetstream.KeyValue
+	max   int
+	prov  *provenance.Signer // nil: no provenance
+	usage *store.Usage       // stored plans per owner (quota.go)
 }
 
 // key is the bucket key of a plan: plans are namespaced by session, so two
@@ -162,15 +165,27 @@ func (r *records) tooLarge(n int) *fault.Error {
 		"plan record would be at least %d bytes, over the %d-byte limit (step outputs are kept in the plan's checkpoint)", n, r.max)
 }
 
+// create stores a new plan, new work of its owner admitted first (quota.go).
 func (r *records) create(ctx context.Context, rec *Record) error {
 	if err := r.seal(shape{}, rec); err != nil {
 		return err
 	}
+	k := key(rec.SessionID, rec.PlanID)
 	b, err := r.encode(rec)
 	if err != nil {
 		return err
 	}
-	if _, err := r.kv.Create(ctx, key(rec.SessionID, rec.PlanID), b); err != nil {
+	p, err := r.admit(ctx, rec, recordSize(k, b))
+	if err != nil {
+		return err
+	}
+	if b, err = r.encode(rec); err != nil {
+		p.Drop(ctx)
+		return err
+	}
+	_, err = r.kv.Create(ctx, k, b)
+	p.Finish(ctx, err)
+	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return fault.Newf(fault.InvalidState, fault.ReasonPlanExists, "plan %q already exists in this session", clip(rec.PlanID, 64)).
 				With("plan_id", rec.PlanID)
@@ -203,7 +218,8 @@ var errUnchanged = errors.New("plan: unchanged")
 // record did not change meanwhile (revision check), re-reading and
 // re-applying fn on a conflict. fn returning errUnchanged ends the update
 // without a write (update then returns the record read and nil); any other
-// error aborts.
+// error aborts. A write that starts an execution is new work of the plan's
+// owner, admitted like a new plan (quota.go).
 func (r *records) update(ctx context.Context, sessionID, planID string, fn func(*Record) error) (*Record, error) {
 	for range maxUpdateRetries {
 		rec, rev, err := r.get(ctx, sessionID, planID)
@@ -221,11 +237,12 @@ func (r *records) update(ctx context.Context, sessionID, planID string, fn func(
 			return rec, err
 		}
 		rec.UpdatedAt = time.Now().UTC()
-		b, err := r.encode(rec)
+		b, p, err := r.charged(ctx, before, rec, key(sessionID, planID))
 		if err != nil {
 			return rec, err
 		}
 		_, err = r.kv.Update(ctx, key(sessionID, planID), b, rev)
+		p.Finish(ctx, err)
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			continue // changed meanwhile: re-read, re-apply
 		}
@@ -237,11 +254,12 @@ func (r *records) update(ctx context.Context, sessionID, planID string, fn func(
 	return nil, fault.Newf(fault.InvalidState, fault.ReasonPlanContended, "plan %q changed %d times during one update", clip(planID, 64), maxUpdateRetries)
 }
 
-// storeErr keeps faults and context errors as they are and wraps the rest.
+// storeErr keeps faults and context errors as they are and classifies the
+// rest (store.Fault: a full bucket is storage_full).
 func storeErr(err error, op string) error {
 	var fe *fault.Error
 	if errors.As(err, &fe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return fmt.Errorf("plan: %s: %w", op, err)
+	return store.Fault(err, "plan: "+op)
 }

@@ -31,6 +31,12 @@
 // rather than run again (boot.go; plan steps use it, tasks and deliveries
 // can).
 //
+// A Usage (OpenUsage) counts, per owner, the records another package keeps
+// in a bucket (tasks, plans) and admits new work only within the owner's
+// quota (key_quota) and while the bucket keeps a reserve free
+// (storage_full); see usage.go. Fault classifies NATS errors for every
+// package: a full bucket is storage_full wherever it is met.
+//
 // Every caller-visible failure is a *fault.Error carrying the session id in
 // its data. A *Store is safe for concurrent use.
 package store

@@ -156,9 +156,13 @@ func (s *Store) init(ctx context.Context) error {
 }
 
 // KeyValue binds the bucket cfg.Bucket if it exists (its stored
-// configuration wins) and creates it from cfg otherwise. Replicas 0 means the
-// store's Replicas; a MaxValueSize is capped at MaxRecordBytes. An existing
-// bucket with fewer replicas than asked is raised (see EnsureReplicas). For
+// configuration wins, but for MaxBytes) and creates it from cfg otherwise.
+// Replicas 0 means the store's Replicas; a MaxValueSize is capped at
+// MaxRecordBytes. An existing bucket with fewer replicas than asked is
+// raised (see EnsureReplicas), and one with another MaxBytes than a
+// non-zero cfg.MaxBytes takes it (a configured bucket size applies at the
+// next start; KV buckets discard new writes, so a smaller size never drops
+// a record, it refuses writes until records expire). For
 // tasks, plans and other packages that keep state next to sessions; to
 // change an existing bucket's configuration otherwise use
 // JetStream().CreateOrUpdateKeyValue.
@@ -183,6 +187,9 @@ func (s *Store) KeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jet
 		// before binding, which caches the read mode.
 		if err == nil {
 			err = s.EnsureReplicas(ctx, "KV_"+cfg.Bucket, cfg.Replicas)
+		}
+		if err == nil && cfg.MaxBytes != 0 {
+			err = s.ensureMaxBytes(ctx, "KV_"+cfg.Bucket, cfg.MaxBytes)
 		}
 		if err == nil {
 			kv, err = s.js.KeyValue(ctx, cfg.Bucket)
