@@ -89,3 +89,28 @@ func TestParseJWKSIsStrict(t *testing.T) {
 		t.Errorf(`"Keys" read as keys: %v, %d keys`, err, set.Len())
 	}
 }
+
+// TestKeyFileHoldsOneKey: a PEM file with a second key after the first is
+// refused, not read as its first key alone (a trust list naming it would
+// silently trust one key of two).
+func TestKeyFileHoldsOneKey(t *testing.T) {
+	t.Parallel()
+	var pems [][]byte
+	for range 2 {
+		k, err := identity.Generate(identity.Ed25519)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := k.Public().MarshalPEM()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pems = append(pems, b)
+	}
+	if _, err := identity.ParsePublicPEM(append(append([]byte{}, pems[0]...), '\n')); err != nil {
+		t.Fatalf("one key: %v", err)
+	}
+	if _, err := identity.ParsePublicPEM(append(append([]byte{}, pems[0]...), pems[1]...)); err == nil {
+		t.Error("a file of two keys was read as one")
+	}
+}
