@@ -78,6 +78,9 @@ func (s *Service) owned(ctx context.Context, id a2av1.TaskID, tenant string) (re
 		return nil, false, err
 	}
 	who := auth.From(ctx)
+	if err := who.AllowKeyWide("A2A tasks"); err != nil {
+		return nil, false, err
+	}
 	rec, live, err = s.cfg.Tasks.Owned(ctx, who.Owner(), id)
 	if err != nil {
 		return nil, false, err
@@ -90,6 +93,9 @@ func (s *Service) owned(ctx context.Context, id a2av1.TaskID, tenant string) (re
 
 // ListTasks lists tasks, newest update first.
 func (s *Service) ListTasks(ctx context.Context, req *a2av1.ListTasksRequest) (*a2av1.ListTasksResponse, error) {
+	if err := auth.From(ctx).AllowKeyWide("A2A tasks"); err != nil {
+		return nil, err
+	}
 	tenant, err := tenantOf(ctx, req.Tenant)
 	if err != nil {
 		return nil, err

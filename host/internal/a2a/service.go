@@ -155,6 +155,9 @@ func (s *Service) Close(ctx context.Context) error {
 // subscription is registered before execution starts, so it sees every
 // event.
 func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub, blocking bool) (*Record, *run, *subscription, error) {
+	if err := auth.From(ctx).AllowKeyWide("A2A tasks"); err != nil {
+		return nil, nil, nil, err
+	}
 	if req.Message == nil {
 		return nil, nil, nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "params.message is required")
 	}

@@ -57,7 +57,7 @@ func (s Source) Open(ctx context.Context, q Query) (*SSEStream, error) {
 		f.After, f.Replay = n, n == 0
 	}
 	if q.SessionID != "" {
-		if _, err := s.Sessions.OwnedSession(ctx, q.SessionID, who.Owns); err != nil {
+		if _, err := s.Sessions.OwnedSession(ctx, q.SessionID, who.OwnsSession(q.SessionID)); err != nil {
 			return nil, err
 		}
 	} else {

@@ -360,7 +360,7 @@ func (m *Manager) requireSession(ctx context.Context, id string) (store.Session,
 	if id == "" {
 		return store.Session{}, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "session_id is required; create one with _cleveragents/session/create")
 	}
-	return m.sessions.OwnedSession(ctx, id, auth.From(ctx).Owns)
+	return m.sessions.OwnedSession(ctx, id, auth.From(ctx).OwnsSession(id))
 }
 
 // authorize checks that the caller's scopes grant every step's skill (a

@@ -105,9 +105,10 @@ func (r *Registry) sandboxLimits(l config.Limits) sandbox.Limits {
 }
 
 // mounts builds the plugin's read-only mounts: each host path opened as an
-// os.Root, which refuses symlinks leading out of it; ":rw" grants are
-// refused because sandbox mounts are read-only. The roots are closed with
-// the plugin.
+// os.Root, which refuses symlinks leading out of it, and read through
+// regularFS (regular files and directories only: a FIFO cannot block the
+// guest's open); ":rw" grants are refused because sandbox mounts are
+// read-only. The roots are closed with the plugin.
 func (r *Registry) mounts(m *Manifest) ([]sandbox.Mount, []io.Closer, error) {
 	if len(m.Permissions.AllowedPaths) == 0 {
 		return nil, nil, nil
@@ -127,7 +128,7 @@ func (r *Registry) mounts(m *Manifest) ([]sandbox.Mount, []io.Closer, error) {
 			return nil, nil, err
 		}
 		closers = append(closers, root)
-		out = append(out, sandbox.Mount{GuestPath: g.GuestPath, FS: root.FS()})
+		out = append(out, sandbox.Mount{GuestPath: g.GuestPath, FS: regularFS{root}})
 	}
 	return out, closers, nil
 }

@@ -19,6 +19,9 @@ import (
 // object it was unpacked from, so an unchanged plugin is not unpacked again.
 const markerFile = ".published"
 
+// maxMarkerBytes bounds the marker read (a digest is ~60 bytes).
+const maxMarkerBytes = 1 << 10
+
 // Mirror serves the plugins published in an object store (see Publish): it
 // unpacks each into its own folder under a directory the registry loads like
 // any plugin folder — same validation, policy and hot-reload rules (a new
@@ -142,7 +145,7 @@ func (m *Mirror) apply(ctx context.Context, info *jetstream.ObjectInfo) bool {
 		m.log.Info("published plugins: unpublished", "plugin", name)
 		return true
 	}
-	if old, err := os.ReadFile(filepath.Join(dir, markerFile)); err == nil && string(old) == info.Digest {
+	if old, err := ReadInDir(dir, markerFile, maxMarkerBytes); err == nil && string(old) == info.Digest {
 		return false
 	}
 	if err := m.unpackObject(ctx, info, dir); err != nil {

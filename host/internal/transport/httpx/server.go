@@ -271,8 +271,14 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	return err
 }
 
-// mcp serves /mcp with Config.MCP (the MCP SDK's Streamable HTTP handler).
+// mcp serves /mcp with Config.MCP (the MCP SDK's Streamable HTTP handler)
+// to principals allowed the pseudo-method "mcp" (every key; not a session
+// token, whose calls are bound to its session).
 func (s *Server) mcp(c *fiber.Ctx) error {
+	p := principalOf(c)
+	if err := p.AllowMethod(auth.MCPPseudoMethod, ""); err != nil {
+		return s.refuse(c, fiber.StatusForbidden, err, p.KeyID())
+	}
 	ctx, done := s.requestContext(c)
 	return s.serveNetHTTP(c, ctx, done, s.cfg.MCP)
 }
