@@ -82,6 +82,8 @@ type SkillView struct {
 	Name        string   `json:"name,omitempty"`
 	Description string   `json:"description,omitempty"`
 	Tags        []string `json:"tags,omitempty"`
+	// RateLimits are the policy.skill_rates rules that apply to the skill.
+	RateLimits []plugin.RateRule `json:"rate_limits,omitempty"`
 }
 
 // Plugins lists every plugin folder the registry knows.
@@ -148,7 +150,8 @@ func (a *Admin) loadedView(p *plugin.Plugin) PluginView {
 		Source: a.source(p.Dir), Dir: p.Dir, Revision: p.Revision, Digest: "sha256:" + p.WasmSHA256,
 		LoadedAt: &loaded, Limits: limitsView(p.Limits), Skills: make([]SkillView, 0, len(m.Skills))}
 	for _, s := range m.Skills {
-		v.Skills = append(v.Skills, SkillView{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags})
+		v.Skills = append(v.Skills, SkillView{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags,
+			RateLimits: a.d.Registry.SkillRates(s.ID)})
 	}
 	v.Signer = signerOf(p.Signing)
 	return v
