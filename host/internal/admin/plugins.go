@@ -13,6 +13,7 @@ import (
 // Plugin states.
 const (
 	StateLoaded    = "loaded"    // serving
+	StateNotReady  = "not_ready" // loaded, but no instance has started: see Error
 	StateReloading = "reloading" // serving while a new revision compiles
 	StateLoading   = "loading"   // compiling for the first time: its skills answer plugin_loading
 	StateFailed    = "failed"    // not serving: see Error
@@ -99,6 +100,7 @@ func (a *Admin) Plugins() PluginsDoc {
 	}
 	doc := PluginsDoc{Revision: snap.Revision, Plugins: []PluginView{}}
 	seen := map[string]bool{}
+	notReady := a.notReadyByDir()
 	for _, p := range snap.Plugins {
 		seen[p.Dir] = true
 		v := a.loadedView(p)
@@ -107,6 +109,9 @@ func (a *Admin) Plugins() PluginsDoc {
 		}
 		if pr, ok := problems[p.Dir]; ok {
 			v.Error, v.ProblemSince = pr.Message, &pr.Time
+		}
+		if why, ok := notReady[p.Dir]; ok && v.State == StateLoaded {
+			v.State, v.Error = StateNotReady, joinLines(why, v.Error)
 		}
 		doc.Plugins = append(doc.Plugins, v)
 	}
