@@ -98,8 +98,12 @@ func (s *SkillRates) Admit(p Principal, skill string) error {
 		if r.PerKey {
 			who = "per key"
 		}
+		round := 10 * time.Millisecond
+		if wait > time.Minute {
+			round = time.Second
+		}
 		fe := fault.Newf(fault.ResourceExhausted, fault.ReasonRateLimited,
-			"skill %q may be called %s %s (%s, skill %q); retry in %s", clip(skill), r.Rate, who, r.Key, r.Skill, wait.Round(10*time.Millisecond)).
+			"skill %q may be called %s %s (rule %q, %s); retry in %s", clip(skill), r.Rate, who, r.Skill, r.Key, wait.Round(round)).
 			With("limit", r.Key).With("rule", r.Skill).With("rate", r.Rate.String()).With("per", r.Per()).
 			With("retry_after_ms", max(wait.Milliseconds(), 1))
 		if r.PerKey && p.KeyID() != "" {
