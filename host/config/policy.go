@@ -81,6 +81,7 @@ func DefaultPolicy() Policy {
 		MaxModuleBytes: 64 * MiB,
 		WarmInstances:  1,
 		QueueWait:      100 * time.Millisecond,
+		SkillRates:     []SkillRate{},
 	}
 }
 
