@@ -27,6 +27,7 @@ skills:
   - {id: rl-exec, function: echo, description: called with skill/execute}
   - {id: rl-agent, function: echo, description: called with agent/call}
   - {id: rl-a2a, function: echo, description: called with SendMessage}
+  - {id: rl-stream, function: echo, description: called with SendStreamingMessage}
   - {id: rl-mcp, function: echo, description: called as an MCP tool}
   - {id: rl-plan, function: echo, description: called by plan steps}
   - {id: rl-nested, function: echo, description: called by a plugin through agent_call}
@@ -130,8 +131,8 @@ func TestSkillRatesPerAll(t *testing.T) {
 }
 
 // Every way to call a skill passes the same rules: skill/execute,
-// agent/call, A2A SendMessage (refused before a task exists), an MCP tool
-// call, a plan step and agent_call from a plugin. Each skill may be called
+// agent/call, A2A SendMessage and SendStreamingMessage (refused before a
+// task exists), an MCP tool call, a plan step and agent_call from a plugin. Each skill may be called
 // once an hour; the second call through each way in is refused.
 func TestSkillRatesEveryEntryPoint(t *testing.T) {
 	t.Parallel()
@@ -187,6 +188,17 @@ func TestSkillRatesEveryEntryPoint(t *testing.T) {
 				t.Errorf("SendMessage = %+v, want a completed task", res)
 			}
 			return ""
+		}},
+		{"A2A SendStreamingMessage", func(t *testing.T) string {
+			r := th.as(t, "", "SendStreamingMessage", sendMessage("rl-stream", map[string]any{}))
+			if r.Status == http.StatusOK && strings.HasPrefix(r.Header.Get("Content-Type"), "text/event-stream") {
+				if !strings.Contains(string(r.Body), "TASK_STATE_COMPLETED") {
+					t.Errorf("the stream did not complete the task: %s", r.Body)
+				}
+				return ""
+			}
+			wantRefused(t, r, http.StatusTooManyRequests, -32106, "RATE_LIMITED") // before any event: no task
+			return "rate_limited"
 		}},
 		{"MCP tools/call", func(t *testing.T) string {
 			res, err := mcp.CallTool(ctx, &sdk.CallToolParams{Name: "rl-mcp", Arguments: map[string]any{}})
@@ -252,8 +264,8 @@ func TestSkillRatesEveryEntryPoint(t *testing.T) {
 	}
 	// A refused SendMessage started no task: only the first one is listed.
 	list := th.mustResult(t, "ListTasks", map[string]any{})
-	if tasks, _ := list["tasks"].([]any); len(tasks) != 2 { // the A2A call and the MCP one (MCP runs through SendMessage)
-		t.Errorf("ListTasks lists %d tasks, want 2 (the served A2A and MCP calls): %v", len(tasks), list)
+	if tasks, _ := list["tasks"].([]any); len(tasks) != 3 { // the A2A calls and the MCP one (MCP runs through SendMessage)
+		t.Errorf("ListTasks lists %d tasks, want 3 (the served A2A, streamed and MCP calls): %v", len(tasks), list)
 	}
 	// A skill no rule matches is not limited, on the same host.
 	for range 3 {
