@@ -118,16 +118,19 @@ function renderStatus(st) {
   renderFailures(st.recent_failures.failures);
 }
 
+const MAX_PROBLEMS = 6; // listed in the banner; the table has them all
+
 function renderProblems(list) {
   $("problems").hidden = list.length === 0;
-  $("problem-list").replaceChildren(...list.map((p) => {
+  const more = list.length > MAX_PROBLEMS ? [el("li", { class: "muted" }, `and ${list.length - MAX_PROBLEMS} more: Show → needing attention, below`)] : [];
+  $("problem-list").replaceChildren(...list.slice(0, MAX_PROBLEMS).map((p) => {
     const lines = (p.message || "").split("\n");
     const state = p.state === "loaded" || p.state === "reloading" ? "revision refused" : stateLabel[p.state] || p.state;
     return el("li", { "data-plugin": p.plugin },
       el("span", { class: "state state-" + (p.state === "loaded" ? "reloading" : p.state) }, state), " ",
       el("strong", {}, p.plugin), " ", el("span", { class: "problem-text", title: p.message }, lines[0]),
       lines.length > 1 ? el("span", { class: "muted" }, ` (and ${lines.length - 1} more: see the table)`) : "");
-  }));
+  }), ...more);
 }
 
 // settingsText shows an operator's plugins.<name> settings: config keys and
