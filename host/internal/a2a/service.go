@@ -24,6 +24,13 @@ type Executor interface {
 	Execute(ctx context.Context, call plugin.Call) (*plugin.Outcome, error)
 }
 
+// Admitter is an Executor that takes a skill call's rate tokens
+// (policy.skill_rates) ahead of Execute, as *plugin.Registry does: a
+// message it refuses starts no task.
+type Admitter interface {
+	Admit(ctx context.Context, skillID string) (context.Context, error)
+}
+
 // Defaults of ServiceConfig.
 const (
 	DefaultMaxRunning  = 256      // tasks executing at once on one host
@@ -204,6 +211,11 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 		ctxID = a2av1.NewContextID()
 	} else if len(ctxID) > MaxTaskIDLen {
 		return nil, nil, nil, fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "contextId longer than %d bytes", MaxTaskIDLen)
+	}
+	if a, ok := s.cfg.Executor.(Admitter); ok { // the task's execution spends what it took
+		if ctx, err = a.Admit(ctx, skill.ID); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	msg := *req.Message
 	msg.TaskID, msg.ContextID = a2av1.NewTaskID(), ctxID
