@@ -328,5 +328,6 @@ var errUsageBusy = errors.New("store: usage ledger changed concurrently too ofte
 // Conflict reports whether a KV write failed its revision check (or found
 // the key it meant to create): it did not land.
 func Conflict(err error) bool {
-	return err != nil && (errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSeq(err))
+	return err != nil && (errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSeq(err) ||
+		errors.Is(err, ErrConflict) || errors.Is(err, ErrExists))
 }
