@@ -15,8 +15,6 @@ import (
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/provenance"
@@ -90,10 +88,9 @@ func (r *Record) State() TaskState { return StateOf(r.Task.Status.State) }
 // CancelTask, possibly on another host) never lose a transition and a
 // terminal task never changes.
 type TaskStore struct {
-	kv        jetstream.KeyValue
-	idx       jetstream.KeyValue // the task index (taskindex.go)
-	live      jetstream.KeyValue // running blocking tasks, in memory (live.go)
-	nc        *nats.Conn
+	kv        *store.Bucket[Record]
+	idx       *store.Bucket[struct{}] // the task index (taskindex.go)
+	live      *store.Bucket[Record]   // running blocking tasks, in memory (live.go)
 	max       int32
 	listBytes int64
 	log       *slog.Logger
@@ -120,9 +117,12 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if cfg.MaxBytes <= 0 {
 		cfg.MaxBytes = DefaultTasksBucketBytes
 	}
-	kv, err := st.KeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: cfg.Bucket, Description: "skillhost A2A tasks", History: 1, TTL: cfg.Retention,
-		MaxValueSize: cfg.MaxTaskSize, MaxBytes: cfg.MaxBytes, Storage: jetstream.FileStorage,
+	kv, err := store.OpenBucket[Record](ctx, st, store.BucketConfig{
+		Name: cfg.Bucket, Description: "skillhost A2A tasks", TTL: cfg.Retention,
+		MaxValueBytes: cfg.MaxTaskSize, MaxBytes: cfg.MaxBytes, What: "a2a task", Retries: maxUpdateRetries,
+		Contended: func(id string) error {
+			return fault.Newf(fault.InvalidState, fault.ReasonTaskContended, "task %s changed %d times during one update", id, maxUpdateRetries)
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open task store: %w", err)
@@ -134,7 +134,7 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if err != nil {
 		return nil, err
 	}
-	idx, err := openIndex(ctx, st.KeyValue, cfg.Retention, cfg.MaxBytes/4)
+	idx, err := openIndex(ctx, st, cfg.Retention, cfg.MaxBytes/4)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open task index: %w", err)
 	}
@@ -144,7 +144,7 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	// A record must also fit the NATS server's max_payload: beyond it the
 	// write would fail with a NATS error instead of output_limit.
 	maxRec := int32(min(int64(cfg.MaxTaskSize), st.MaxRecordBytes()))
-	live, err := openLive(ctx, st.KeyValue, maxRec)
+	live, err := openLive(ctx, st, maxRec)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open live tasks: %w", err)
 	}
@@ -153,7 +153,7 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open task usage: %w", err)
 	}
-	return &TaskStore{kv: kv, idx: idx, live: live, nc: st.JetStream().Conn(), max: maxRec, listBytes: cfg.MaxListBytes,
+	return &TaskStore{kv: kv, idx: idx, live: live, max: maxRec, listBytes: cfg.MaxListBytes,
 		log: cfg.Logger, events: ev, prov: cfg.Provenance, usage: usage}, nil
 }
 
@@ -204,14 +204,14 @@ func (s *TaskStore) Create(ctx context.Context, rec *Record) error {
 		p.Drop(ctx)
 		return err
 	}
-	_, err = s.kv.Create(ctx, string(rec.Task.ID), b)
+	_, err = s.kv.CreateRaw(ctx, string(rec.Task.ID), b)
 	p.Finish(ctx, err)
 	if err != nil {
 		s.dropIndex(ctx, indexKey(rec))
-		if errors.Is(err, jetstream.ErrKeyExists) {
+		if errors.Is(err, store.ErrExists) {
 			return fault.Newf(fault.InvalidState, fault.ReasonTaskExists, "task %q already exists", rec.Task.ID)
 		}
-		return storeFault(err, "create task")
+		return err
 	}
 	return nil
 }
@@ -227,67 +227,86 @@ func (s *TaskStore) get(ctx context.Context, id a2av1.TaskID) (*Record, uint64, 
 		return nil, 0, err
 	}
 	e, err := s.kv.Get(ctx, string(id))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, 0, notFound(id)
+	if err == nil {
+		err = decoded(e.Value)
 	}
 	if err != nil {
-		return nil, 0, storeFault(err, "get task")
+		return nil, 0, taskErr(id, err)
 	}
-	var rec Record
-	if err := json.Unmarshal(e.Value(), &rec); err != nil || rec.Task == nil {
-		return nil, 0, fmt.Errorf("a2a: decode task %s: %w", id, err)
+	return e.Value, e.Revision, nil
+}
+
+// decoded refuses a record without a task.
+func decoded(rec *Record) error {
+	if rec.Task == nil {
+		return fmt.Errorf("%w: no task", store.ErrUndecodable)
 	}
-	return &rec, e.Revision(), nil
+	return nil
+}
+
+// taskErr is what a read of task id that failed with err returns.
+func taskErr(id a2av1.TaskID, err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return notFound(id)
+	case errors.Is(err, store.ErrUndecodable):
+		return fmt.Errorf("a2a: decode task %s: %w", id, err)
+	}
+	return err
 }
 
 // Update applies fn to the current record and stores the result only if
 // nobody changed it meanwhile (re-reading and re-applying on a conflict).
 // fn returns an error to abort (e.g. a refused transition). A terminal task
 // is never changed: fn is not called and the transition error is returned.
+// Each write adds the task's new index key first and drops the old one
+// once the record is stored (taskindex.go).
 func (s *TaskStore) Update(ctx context.Context, id a2av1.TaskID, next TaskState, fn func(*Record) error) (*Record, error) {
-	for range maxUpdateRetries {
-		rec, rev, err := s.get(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if err := rec.State().CanTransition(next); err != nil {
-			return rec, err
-		}
-		from, known := rec.State(), len(rec.Task.Artifacts)
-		if err := fn(rec); err != nil {
-			return rec, err
-		}
-		oldKey := indexKey(rec)
-		now := time.Now().UTC()
-		rec.Updated = now
-		rec.Task.Status.State = next.Wire()
-		rec.Task.Status.Timestamp = &now
-		if err := s.signMove(rec, from, known); err != nil {
-			return rec, err
-		}
-		b, p, err := s.charged(ctx, rec, next)
-		if err != nil {
-			return rec, err
-		}
-		if err := s.putIndex(ctx, rec); err != nil {
-			p.Drop(ctx)
-			return nil, err
-		}
-		_, err = s.kv.Update(ctx, string(id), b, rev)
-		p.Finish(ctx, err)
-		if err != nil {
-			s.dropIndex(ctx, indexKey(rec))
-		}
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			continue
-		}
-		if err != nil {
-			return nil, storeFault(err, "update task")
-		}
-		s.dropIndex(ctx, oldKey)
-		return rec, nil
+	if err := checkTaskID(id); err != nil {
+		return nil, err
 	}
-	return nil, fault.Newf(fault.InvalidState, fault.ReasonTaskContended, "task %s changed %d times during one update", id, maxUpdateRetries)
+	var oldKey string
+	e, err := s.kv.Change(ctx, string(id), store.Change[Record]{
+		Apply: func(rec *Record) error {
+			if err := decoded(rec); err != nil {
+				return err
+			}
+			if err := rec.State().CanTransition(next); err != nil {
+				return err
+			}
+			from, known := rec.State(), len(rec.Task.Artifacts)
+			if err := fn(rec); err != nil {
+				return err
+			}
+			oldKey = indexKey(rec)
+			now := time.Now().UTC()
+			rec.Updated = now
+			rec.Task.Status.State = next.Wire()
+			rec.Task.Status.Timestamp = &now
+			return s.signMove(rec, from, known)
+		},
+		Write: func(ctx context.Context, rec *Record) ([]byte, func(error), error) {
+			b, p, err := s.charged(ctx, rec, next)
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := s.putIndex(ctx, rec); err != nil {
+				p.Drop(ctx)
+				return nil, nil, err
+			}
+			return b, func(err error) {
+				p.Finish(ctx, err)
+				if err != nil {
+					s.dropIndex(ctx, indexKey(rec))
+				}
+			}, nil
+		},
+	})
+	if err != nil {
+		return e.Value, taskErr(id, err)
+	}
+	s.dropIndex(ctx, oldKey)
+	return e.Value, nil
 }
 
 // ListQuery filters and pages ListTasks.
@@ -343,22 +362,22 @@ func (s *TaskStore) List(ctx context.Context, q ListQuery) (*a2av1.ListTasksResp
 			resp.Tasks = append(resp.Tasks, trimTask(e.rec.Task, q.IncludeArtifacts, q.HistoryLength))
 			continue
 		}
-		raw, err := s.kv.Get(ctx, string(e.id))
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
+		raw, err := s.kv.GetRaw(ctx, string(e.id))
+		if errors.Is(err, store.ErrNotFound) {
 			s.dropIndex(ctx, e.key) // the task expired or was never stored
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("a2a: list tasks: %w", err)
 		}
-		if n := int64(len(raw.Value())); used+n > s.listBytes && len(resp.Tasks) > 0 {
+		if n := int64(len(raw.Data)); used+n > s.listBytes && len(resp.Tasks) > 0 {
 			break
 		}
-		used += int64(len(raw.Value()))
+		used += int64(len(raw.Data))
 		s.decodedRecords.Add(1)
-		s.decodedBytes.Add(int64(len(raw.Value())))
-		var rec Record
-		if err := json.Unmarshal(raw.Value(), &rec); err != nil || rec.Task == nil || rec.Owner != q.Owner {
+		s.decodedBytes.Add(int64(len(raw.Data)))
+		rec, err := s.kv.Decode(raw.Data)
+		if err != nil || rec.Task == nil || rec.Owner != q.Owner {
 			continue
 		}
 		if at := rec.Updated.UnixNano(); at != e.updated {
