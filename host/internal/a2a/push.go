@@ -176,7 +176,7 @@ func (p *Push) read(ctx context.Context, owner string, task a2av1.TaskID) (*push
 // (the record is deleted once it holds none).
 func (p *Push) change(ctx context.Context, owner string, task a2av1.TaskID, f func(*pushRecord) error) error {
 	key := pushKey(owner, task)
-	e, err := p.kv.Change(ctx, key, store.Change[pushRecord]{Upsert: true, Apply: func(rec *pushRecord) error {
+	e, err := p.kv.Change(ctx, key, store.Change[pushRecord]{Upsert: true, ReplaceUndecodable: true, Apply: func(rec *pushRecord) error {
 		if rec.Owner != owner { // none stored, or not decodable as the owner's
 			*rec = pushRecord{Owner: owner}
 		}

@@ -64,6 +64,10 @@ type BucketConfig struct {
 	// Retries bounds the attempts of one Change or Update. Optional.
 	// Default: 32.
 	Retries int
+	// Backoff waits a little (growing, jittered) before each retry of a
+	// Change: for records many hosts change at once. Optional. Default:
+	// false, retry at once.
+	Backoff bool
 	// Contended is the error of a Change that lost Retries races for key.
 	// Optional. Default: Internal (internal), "… changed concurrently too
 	// often; retry".

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -26,10 +27,13 @@ type Change[T any] struct {
 	// error aborts the change (Unchanged and Remove aside). It runs once
 	// per attempt, on a fresh read. Required.
 	Apply func(v *T) error
-	// Upsert starts from a new zero T when the key holds no record, or one
-	// that does not decode (which it then replaces); the result is created.
-	// Without it such a key is ErrNotFound (ErrUndecodable).
+	// Upsert starts from a new zero T when the key holds no record; the
+	// result is created. Without it such a key is ErrNotFound.
 	Upsert bool
+	// ReplaceUndecodable (with Upsert) starts from a new zero T, too, when
+	// the record does not decode, and replaces it. Without it such a record
+	// is ErrUndecodable.
+	ReplaceUndecodable bool
 	// Write encodes the record an attempt is about to write, for a caller
 	// that caps, accounts or indexes each write; done (optional) is told
 	// the write's outcome: nil (stored), an ErrConflict or ErrExists (the
@@ -55,11 +59,20 @@ func (b *Bucket[T]) Update(ctx context.Context, key string, fn func(v *T) error)
 // value after a Remove, and on an error of Apply or Write the entry Apply
 // saw with that error.
 func (b *Bucket[T]) Change(ctx context.Context, key string, c Change[T]) (Entry[T], error) {
-	for range b.cfg.Retries {
+	for attempt := range b.cfg.Retries {
+		if attempt > 0 && b.cfg.Backoff {
+			// Another host changed it: back off a little (growing, jittered).
+			select {
+			case <-ctx.Done():
+				return Entry[T]{Key: key}, ctx.Err()
+			case <-time.After(time.Duration(rand.Int64N(int64(attempt) * int64(time.Millisecond)))):
+			}
+		}
 		e, err := b.Get(ctx, key)
 		switch {
 		case err == nil:
-		case c.Upsert && (errors.Is(err, ErrNotFound) || errors.Is(err, ErrUndecodable)):
+		case c.Upsert && errors.Is(err, ErrNotFound),
+			c.Upsert && c.ReplaceUndecodable && errors.Is(err, ErrUndecodable):
 			e.Value = new(T)
 		default:
 			return e, err

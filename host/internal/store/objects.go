@@ -102,7 +102,8 @@ func (o *Objects) Put(ctx context.Context, name, description string, r io.Reader
 	return nil
 }
 
-// Delete deletes the object name; ErrNotFound when there is none.
+// Delete deletes the object name (one already deleted stays so: no error;
+// check with Info first to tell).
 func (o *Objects) Delete(ctx context.Context, name string) error {
 	if err := o.obj.Delete(ctx, name); err != nil {
 		return o.fail(err, "delete "+name)
