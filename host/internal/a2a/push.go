@@ -184,7 +184,7 @@ func (p *Push) change(ctx context.Context, owner string, task a2av1.TaskID, f fu
 			return err
 		}
 		if len(rec.Configs) == 0 {
-			return store.Remove
+			return store.ErrRemove
 		}
 		return nil
 	}})

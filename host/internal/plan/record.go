@@ -228,7 +228,7 @@ func contended(k string) error {
 }
 
 // errUnchanged, returned by an update function, ends update without writing.
-var errUnchanged = store.Unchanged
+var errUnchanged = store.ErrUnchanged
 
 // update applies fn to the current record and writes the result only if the
 // record did not change meanwhile (revision check), re-reading and

@@ -95,7 +95,7 @@ func TestBucketErrorsAndChangeEnds(t *testing.T) {
 	}
 
 	// Unchanged writes nothing and returns what Apply saw.
-	e, err := b.Change(ctx, "a", store.Change[counter]{Apply: func(c *counter) error { c.N = 99; return store.Unchanged }})
+	e, err := b.Change(ctx, "a", store.Change[counter]{Apply: func(c *counter) error { c.N = 99; return store.ErrUnchanged }})
 	if err != nil || e.Value.N != 99 {
 		t.Errorf("Unchanged: %+v, %v", e.Value, err)
 	}
@@ -108,7 +108,7 @@ func TestBucketErrorsAndChangeEnds(t *testing.T) {
 		t.Errorf("aborted Update: %+v, %v", v, err)
 	}
 	// Remove deletes.
-	if _, err := b.Change(ctx, "a", store.Change[counter]{Apply: func(*counter) error { return store.Remove }}); err != nil {
+	if _, err := b.Change(ctx, "a", store.Change[counter]{Apply: func(*counter) error { return store.ErrRemove }}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Get(ctx, "a"); !errors.Is(err, store.ErrNotFound) {

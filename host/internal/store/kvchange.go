@@ -13,18 +13,18 @@ import (
 // What a Change's Apply returns instead of an error to end the change
 // another way than by writing.
 var (
-	// Unchanged ends the change without a write; Change returns the record
+	// ErrUnchanged ends the change without a write; Change returns the record
 	// as read (and Apply left it) and nil.
-	Unchanged = errors.New("store: unchanged")
-	// Remove deletes the record, if it is still the one read (else the
+	ErrUnchanged = errors.New("store: unchanged")
+	// ErrRemove deletes the record, if it is still the one read (else the
 	// change is tried again); Change returns an entry without a value.
-	Remove = errors.New("store: remove")
+	ErrRemove = errors.New("store: remove")
 )
 
 // Change is one read-modify-write of a record (see Bucket.Change).
 type Change[T any] struct {
 	// Apply changes the record read (or, with Upsert, a new zero T); its
-	// error aborts the change (Unchanged and Remove aside). It runs once
+	// error aborts the change (ErrUnchanged and ErrRemove aside). It runs once
 	// per attempt, on a fresh read. Required.
 	Apply func(v *T) error
 	// Upsert starts from a new zero T when the key holds no record; the
@@ -55,8 +55,8 @@ func (b *Bucket[T]) Update(ctx context.Context, key string, fn func(v *T) error)
 // record goes through: read, Apply, write at the revision read; on a
 // conflict read again, at most BucketConfig.Retries times (then the
 // bucket's Contended error). It returns the entry written (its new
-// revision), the entry read when Apply returns Unchanged, an entry without
-// value after a Remove, and on an error of Apply or Write the entry Apply
+// revision), the entry read when Apply returns ErrUnchanged, an entry without
+// value after an ErrRemove, and on an error of Apply or Write the entry Apply
 // saw with that error.
 func (b *Bucket[T]) Change(ctx context.Context, key string, c Change[T]) (Entry[T], error) {
 	for attempt := range b.cfg.Retries {
@@ -78,9 +78,9 @@ func (b *Bucket[T]) Change(ctx context.Context, key string, c Change[T]) (Entry[
 			return e, err
 		}
 		switch err := c.Apply(e.Value); {
-		case errors.Is(err, Unchanged):
+		case errors.Is(err, ErrUnchanged):
 			return e, nil
-		case errors.Is(err, Remove):
+		case errors.Is(err, ErrRemove):
 			if e.Revision == 0 {
 				return Entry[T]{Key: key}, nil
 			}

@@ -159,7 +159,7 @@ func (s *Store) releaseOpen(ctx context.Context, owner, id string) {
 			}
 		}
 		if len(kept) == len(idx.Open) {
-			return Unchanged
+			return ErrUnchanged
 		}
 		idx.Open = kept
 		return nil

@@ -174,7 +174,7 @@ func (s *Store) settle(ctx context.Context, sessionID string, r reservation) {
 	}
 	_, err := s.ledgers.Change(ctx, usageKey(sessionID), Change[ledger]{Apply: func(l *ledger) error {
 		if e, ok := l.Keys[r.lkey]; !ok || e.Token != r.token {
-			return Unchanged // a later set owns the entry
+			return ErrUnchanged // a later set owns the entry
 		}
 		l.Keys[r.lkey] = ledgerEntry{Bytes: r.bytes, Expires: r.expires}
 		return nil
