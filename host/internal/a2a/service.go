@@ -64,6 +64,13 @@ type ServiceConfig struct {
 	// MaxStreamsPerKey those of one key (streams.go). Optional. Defaults:
 	// DefaultMaxStreams, DefaultMaxStreamsPerKey (-1: no per-key share).
 	MaxStreams, MaxStreamsPerKey int
+	// LeaseSweep is how often this host looks for tasks of lost hosts
+	// (lease.go; a2a.lease_sweep). Optional. Default: DefaultLeaseSweep.
+	LeaseSweep time.Duration
+	// Principals returns the principal of a task's owner, for a task of a
+	// lost host that runs again here. Optional. Default: local owners only
+	// (a key's tasks then end host_lost instead).
+	Principals func(owner string) (auth.Principal, bool)
 }
 
 // Service implements the A2A task methods over the plugin registry.
@@ -73,6 +80,7 @@ type Service struct {
 	cancels func() // stops listening to the cancels other hosts send
 	log     *slog.Logger
 	streams *share.Counter // open task streams, host-wide and per key
+	lease   *leases        // the tasks this host holds, and those of lost hosts (lease.go)
 
 	mu      sync.Mutex
 	running map[a2av1.TaskID]*run
@@ -117,6 +125,10 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		return nil, fmt.Errorf("a2a: subscribe to cancels: %w", err)
 	}
 	s.cancels = stop
+	if err := s.newLeases(cfg); err != nil {
+		stop()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -130,27 +142,6 @@ func (s *Service) onCancel(subject string) {
 	if r != nil {
 		s.log.Info("a2a: task canceled from another host; stopping it", "task_id", id)
 		r.cancel(fault.New(fault.Canceled, fault.ReasonCanceled, "canceled by the client"))
-	}
-}
-
-// Close cancels every running task and waits for them (or ctx).
-func (s *Service) Close(ctx context.Context) error {
-	if s.cancels != nil {
-		s.cancels()
-	}
-	s.mu.Lock()
-	s.closed = true
-	for _, r := range s.running {
-		r.cancel(fault.New(fault.Canceled, fault.ReasonCanceled, "host shutting down"))
-	}
-	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("a2a: close: %w", ctx.Err())
 	}
 }
 
@@ -238,16 +229,20 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 		return nil, nil, nil, err
 	}
 	s.mu.Lock()
-	if s.closed || len(s.running) >= s.cfg.MaxRunning {
+	if err := s.refusal(); err != nil { // shutting down, or full
 		s.mu.Unlock()
 		release()
-		return nil, nil, nil, fault.Newf(fault.ResourceExhausted, fault.ReasonPoolSaturated, "%d tasks are already running on this host", s.cfg.MaxRunning)
+		return nil, nil, nil, err
 	}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r := &run{cancel: cancel, done: make(chan struct{}), release: release}
 	s.running[task.ID] = r
 	s.wg.Add(1)
 	s.mu.Unlock()
+	if err := s.hold(ctx, rec, blocking); err != nil { // this host's lease, stored with the task
+		s.finish(task.ID, r)
+		return nil, nil, nil, err
+	}
 
 	if pushCfg != nil { // before execution: the config sees every update
 		pushCfg.TaskID = task.ID
@@ -291,6 +286,7 @@ func (s *Service) finish(id a2av1.TaskID, r *run) {
 	s.mu.Lock()
 	delete(s.running, id)
 	s.mu.Unlock()
+	s.unhold(id)
 	s.events.done(id)
 	r.release()
 	r.cancel(nil)
@@ -307,6 +303,10 @@ func (s *Service) execute(ctx context.Context, r *run, rec *Record, input json.R
 		return
 	}
 	out, peers, err := s.run(ctx, rec, input, reqID)
+	handed, err := s.afterRun(rec, false, err)
+	if handed { // another host ends it or runs it again
+		return
+	}
 	if err != nil {
 		st := StateForError(err)
 		s.transition(sctx, task.ID, st, func(rc *Record) {
@@ -329,7 +329,7 @@ func (s *Service) execute(ctx context.Context, r *run, rec *Record, input json.R
 // store, or one the bucket has no room for, fails the task instead (reason
 // output_limit, storage_full), without the change that did not fit.
 func (s *Service) transition(ctx context.Context, id a2av1.TaskID, next TaskState, mutate func(*Record), pre a2av1.Event) bool {
-	rec, err := s.cfg.Tasks.Update(ctx, id, next, func(r *Record) error {
+	rec, err := s.update(ctx, id, next, func(r *Record) error {
 		if mutate != nil {
 			mutate(r)
 		}

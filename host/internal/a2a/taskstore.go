@@ -57,6 +57,10 @@ type TaskStoreConfig struct {
 	// provenance chain (metadata ExtProvenance), in the write that stores
 	// the change. Optional. Default: nil, no provenance.
 	Provenance *provenance.Signer
+	// LeaseTTL is how long a host may stay silent before the tasks it runs
+	// are taken from it (lease.go; a2a.lease_ttl). Optional. Default:
+	// DefaultLeaseTTL.
+	LeaseTTL time.Duration
 }
 
 // Record is what the store keeps per task: the A2A task plus bookkeeping.
@@ -71,6 +75,8 @@ type Record struct {
 	Updated time.Time `json:"updated"`
 	// Quota is what this record holds in its owner's usage (taskquota.go).
 	Quota store.Charge `json:"quota,omitzero"`
+	// Lease is the host boot running the task (lease.go); kept after.
+	Lease *Lease `json:"lease,omitempty"`
 
 	note   note              // who caused the next transition and why (provenance.go); not stored
 	signed []provenance.Link // the links the latest move appended, for its events (withLinks); not stored
@@ -93,6 +99,7 @@ type TaskStore struct {
 	events    *events            // task events and cancels across hosts
 	prov      *provenance.Signer // nil: no provenance
 	usage     *store.Usage       // stored tasks per owner (taskquota.go)
+	held      *store.Leases      // the tasks each boot runs (lease.go); nil with an embedded store
 
 	decodedRecords atomic.Int64 // records decoded by List, for tests and metrics
 	decodedBytes   atomic.Int64
@@ -149,8 +156,12 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open task usage: %w", err)
 	}
+	held, err := openLeases(ctx, st, cfg.LeaseTTL)
+	if err != nil {
+		return nil, err
+	}
 	return &TaskStore{kv: kv, idx: idx, live: live, max: maxRec, listBytes: cfg.MaxListBytes,
-		log: cfg.Logger, events: ev, prov: cfg.Provenance, usage: usage}, nil
+		log: cfg.Logger, events: ev, prov: cfg.Provenance, usage: usage, held: held}, nil
 }
 
 // Decoded reports how many records List has decoded and their bytes.
