@@ -71,7 +71,10 @@ func Prepare(t testing.TB, n int) *Cluster {
 			NoSigs:     true,
 		}
 		if n > 1 {
-			o.Cluster = server.ClusterOpts{Name: c.name, Host: "127.0.0.1", Port: routePorts[i]}
+			// NoAdvertise: clients use the URLs they were given, never
+			// the nodes' own, so a client behind a proxy (faultnet)
+			// reconnects through the proxy.
+			o.Cluster = server.ClusterOpts{Name: c.name, Host: "127.0.0.1", Port: routePorts[i], NoAdvertise: true}
 			o.Routes = routes
 		}
 		c.opts = append(c.opts, o)
