@@ -23,7 +23,8 @@ func (h *Host) setupA2A(ctx context.Context) error {
 	ac := h.cfg.A2A
 	tasks, err := a2a.OpenTaskStore(ctx, h.store, a2a.TaskStoreConfig{MaxListBytes: int64(ac.MaxListBytes), Logger: h.log,
 		Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName), MaxBytes: int64(ac.MaxBucket),
-		MaxPerKey: ac.MaxTasksPerKey, MaxBytesPerKey: int64(ac.MaxTaskBytesPerKey), Reserve: int64(ac.Reserve)})
+		MaxPerKey: ac.MaxTasksPerKey, MaxBytesPerKey: int64(ac.MaxTaskBytesPerKey), Reserve: int64(ac.Reserve),
+		LeaseTTL: ac.LeaseTTL})
 	if err != nil {
 		return fmt.Errorf("a2a task store: %w", err)
 	}
@@ -62,10 +63,17 @@ func (h *Host) setupA2A(ctx context.Context) error {
 		Push:             push,
 		MaxStreams:       h.cfg.A2A.MaxStreams,
 		MaxStreamsPerKey: shareOrNone(h.cfg.A2A.MaxStreamsPerKey),
+		LeaseSweep:       ac.LeaseSweep,
+		Principals:       h.authn.Keys().PrincipalOf,
 	})
 	if err != nil {
 		return fmt.Errorf("a2a service: %w", err)
 	}
+	h.wg.Add(1)
+	go func() { // task leases: beats, sweeps for tasks of lost hosts, catch-up after reconnects
+		defer h.wg.Done()
+		h.tasks.RunLeases(h.bg)
+	}()
 	a2a.Register(h.engine, h.tasks)
 	h.rest = a2a.NewREST(h.engine, h.log)
 	// MCP tools: the same skills, from the same manifests, through the same engine.
