@@ -22,11 +22,19 @@ func (h *Host) drain(ctx context.Context) {
 	}
 }
 
-// ready is GET /health's check: the state store is connected and the host
-// is not draining.
+// errNotBeating: the store takes no writes from this host (its task lease
+// beats fail), though the connection looks up (a half-open link, a lost
+// quorum).
+var errNotBeating = errors.New("state store: not answering this host (task lease beats fail)")
+
+// ready is GET /health's check: the host is not draining, the state store
+// is connected and takes its writes.
 func (h *Host) ready() error {
-	if h.tasks != nil && h.tasks.Draining() {
+	switch {
+	case h.tasks != nil && h.tasks.Draining():
 		return errDraining
+	case h.tasks != nil && !h.tasks.Beating():
+		return errNotBeating
 	}
 	return h.store.Ready()
 }

@@ -76,6 +76,7 @@ type leases struct {
 	principals func(owner string) (auth.Principal, bool)
 
 	draining atomic.Bool
+	failing  atomic.Bool   // the latest beat failed
 	kick     chan struct{} // sweep now
 	again    chan struct{} // the connection came back: recheck
 	stops    []func()

@@ -35,6 +35,7 @@ func (s *Service) RunLeases(ctx context.Context) {
 	defer sweep.Stop()
 	failing := s.beat(ctx, false)
 	for {
+		l.failing.Store(failing)
 		select {
 		case <-ctx.Done():
 			return
@@ -52,6 +53,11 @@ func (s *Service) RunLeases(ctx context.Context) {
 		}
 	}
 }
+
+// Beating reports whether this host's task lease beats land (always with
+// an embedded store): false while the store does not answer it, when other
+// hosts are about to take its tasks. Health checks report it.
+func (s *Service) Beating() bool { return !s.lease.failing.Load() }
 
 // jitter is d ± 10%, so the hosts of a cluster do not sweep in step.
 func jitter(d time.Duration) time.Duration {
