@@ -366,11 +366,13 @@ func errorKind(raw json.RawMessage) string {
 	return fmt.Sprint(e.Code)
 }
 
-// retryable: the host was gone, or the state store was failing over (or a
-// retry found its first try had landed).
+// retryable: the host was gone or shutting down, or the state store was
+// failing over (or a retry found its first try had landed). A2A methods
+// carry their reason upper-case (an ErrorInfo's), the others lower-case.
 func retryable(kind string) bool {
+	kind = strings.ToLower(kind)
 	return strings.HasPrefix(kind, "transport:") || strings.HasSuffix(kind, "store_unavailable") ||
-		strings.HasSuffix(strings.ToLower(kind), "draining") ||
+		strings.HasSuffix(kind, "draining") ||
 		strings.Contains(kind, " timeout") || strings.HasSuffix(kind, "canceled") || strings.HasSuffix(kind, "had landed)")
 }
 

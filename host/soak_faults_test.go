@@ -40,9 +40,10 @@ type soakEvent struct {
 }
 
 // soakEvents is the run's timeline: wire faults on one host's link at a
-// time (latency, then a bandwidth cap, later a cut and a half-open link,
-// each lifted after a while), a host killed with SIGKILL, a NATS node
-// stopped.
+// time (latency, then a bandwidth cap, a deaf link, later a cut and a
+// half-open link, each lifted after a while), a host killed with SIGKILL,
+// a NATS node stopped. The whole timeline needs SOAK_DURATION of 60s or
+// more; a shorter run skips the events past its end.
 func soakEvents(t *testing.T, d time.Duration, hosts []*soakHost, links []*faultnet.Group, c *natstest.Cluster) []soakEvent {
 	set := func(i int, f faultnet.Faults) func() { return func() { links[i].Set(f) } }
 	at := func(tenths int) time.Duration { return d * time.Duration(tenths) / 10 }
@@ -52,7 +53,11 @@ func soakEvents(t *testing.T, d time.Duration, hosts []*soakHost, links []*fault
 			links[0].Set(faultnet.Faults{})
 			links[2].Set(faultnet.Faults{BytesPerSecond: 32 << 10})
 		}},
-		{at(3), "bandwidth cap lifted", set(2, faultnet.Faults{})},
+		{at(3), "bandwidth cap lifted; host 0's link deaf (writes land, answers are lost)", func() {
+			links[2].Set(faultnet.Faults{})
+			links[0].Set(faultnet.Faults{Deaf: true})
+		}},
+		{at(3) + 5*time.Second, "host 0's link no longer deaf (deaf for 5 s; its old connection stays dead)", set(0, faultnet.Faults{})},
 		{at(4), "kill -9 host 1", func() { hosts[1].kill(t) }},
 		{at(5), "host 0's link cut", set(0, faultnet.Faults{Cut: true})},
 		{at(5) + 5*time.Second, "host 0's link restored (cut for 5 s)", set(0, faultnet.Faults{})},

@@ -102,6 +102,7 @@ func (s *Service) storeFinal(ctx context.Context, rec *Record, pre a2av1.Event) 
 		return nil, false, err
 	}
 	s.cfg.Tasks.dropLive(rec.Owner, rec.Task.ID)
+	s.lease.settle(rec.Task.ID)
 	if won {
 		// After the record is stored: a subscriber whose snapshot is older
 		// reads these; one whose snapshot is the stored task needs none.

@@ -81,8 +81,9 @@ type leases struct {
 	again    chan struct{} // the connection came back: recheck
 	stops    []func()
 
-	mu   sync.Mutex
-	runs map[a2av1.TaskID]*holding // the tasks this host runs
+	mu      sync.Mutex
+	runs    map[a2av1.TaskID]*holding // the tasks this host runs
+	orphans map[a2av1.TaskID]*holding // runs that ended without recording an end (sweep settles them)
 }
 
 // holding is a task this host runs.
@@ -93,6 +94,13 @@ type holding struct {
 	live    bool // a blocking SendMessage's task (live.go)
 	attempt int
 	keep    bool // handed back: the lease stays for another host
+	// stored: a record of the task may exist (its Create or live record was
+	// sent); settled: the run recorded its end (or the task ended
+	// otherwise, or another host took it). A run that ends stored but not
+	// settled left the task unfinished in the store (a write whose answer
+	// was lost, a move the store refused): its lease stays and the sweep
+	// settles it as a lost host's.
+	stored, settled bool
 }
 
 // openLeases opens the leases stream on a cluster (nil, nil embedded).
@@ -114,7 +122,8 @@ func openLeases(ctx context.Context, st *store.Store, ttl time.Duration) (*store
 // while the connection was down are caught up when it returns.
 func (s *Service) newLeases(cfg ServiceConfig) error {
 	l := &leases{st: s.events.st, held: cfg.Tasks.held, sweep: cfg.LeaseSweep, principals: cfg.Principals,
-		kick: make(chan struct{}, 1), again: make(chan struct{}, 1), runs: map[a2av1.TaskID]*holding{}}
+		kick: make(chan struct{}, 1), again: make(chan struct{}, 1), runs: map[a2av1.TaskID]*holding{},
+		orphans: map[a2av1.TaskID]*holding{}}
 	if l.sweep <= 0 {
 		l.sweep = DefaultLeaseSweep
 	}
@@ -171,20 +180,16 @@ func (s *Service) hold(ctx context.Context, rec *Record, live bool) error {
 }
 
 // holdEntry records that this host runs rec (under rec.Lease) and, on a
-// cluster, names it in the leases stream (a live task's without waiting:
-// its record is not waited for either).
+// cluster, names it in the leases stream, without waiting: the record's
+// own write follows on the same connection, so once that is acknowledged
+// the lease was delivered before it (a live task's record is not waited
+// for either: nobody was told of the task yet).
 func (s *Service) holdEntry(ctx context.Context, rec *Record, live bool) error {
 	l := s.lease
 	h := &holding{ctx: context.WithoutCancel(ctx), owner: rec.Owner, live: live, attempt: rec.Lease.Attempt}
 	if l.held != nil {
 		h.name = leaseName(rec.Owner, rec.Task.ID, live)
-		var err error
-		if live {
-			err = l.held.HoldNoWait(h.name)
-		} else {
-			err = l.held.Hold(ctx, h.name)
-		}
-		if err != nil {
+		if err := l.held.HoldNoWait(h.name); err != nil {
 			return err
 		}
 	}
@@ -202,7 +207,16 @@ func (s *Service) unhold(id a2av1.TaskID) {
 	h := l.runs[id]
 	delete(l.runs, id)
 	l.mu.Unlock()
-	if h == nil || h.name == "" || h.keep {
+	switch {
+	case h == nil || h.keep:
+		return
+	case h.stored && !h.settled:
+		s.log.Warn("a2a: task ended here without its end stored; a sweep ends it", "task_id", id)
+		l.mu.Lock()
+		l.orphans[id] = h
+		l.mu.Unlock()
+		return
+	case h.name == "":
 		return
 	}
 	boot := l.st.Boot()
@@ -216,10 +230,19 @@ func (s *Service) unhold(id a2av1.TaskID) {
 }
 
 // keep marks a task's lease as handed back: it stays for another host.
-func (l *leases) keep(id a2av1.TaskID) {
+func (l *leases) keep(id a2av1.TaskID) { l.mark(id, func(h *holding) { h.keep = true }) }
+
+// stored marks that a record of the task may exist from now on.
+func (l *leases) stored(id a2av1.TaskID) { l.mark(id, func(h *holding) { h.stored = true }) }
+
+// settle marks that the task's end is recorded (or not this host's to
+// record).
+func (l *leases) settle(id a2av1.TaskID) { l.mark(id, func(h *holding) { h.settled = true }) }
+
+func (l *leases) mark(id a2av1.TaskID, f func(*holding)) {
 	l.mu.Lock()
 	if h := l.runs[id]; h != nil {
-		h.keep = true
+		f(h)
 	}
 	l.mu.Unlock()
 }
@@ -276,6 +299,7 @@ func (s *Service) afterRun(rec *Record, live bool, err error) (bool, error) {
 	case err == nil:
 		return false, nil
 	case errors.Is(err, errTaken):
+		s.lease.settle(rec.Task.ID)
 		return true, err
 	case errors.Is(err, errHandedBack):
 		if s.retryable(rec) && !(live && s.lease.st.Embedded()) {

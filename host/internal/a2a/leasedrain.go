@@ -115,6 +115,11 @@ func (s *Service) recheck(ctx context.Context) {
 	for _, h := range runs {
 		names[h.name] = true
 	}
+	l.mu.Lock()
+	for _, h := range l.orphans {
+		names[h.name] = true
+	}
+	l.mu.Unlock()
 	for _, name := range held[l.st.Boot()] {
 		if _, id, _, ok := parseLeaseName(name); !names[name] && (!ok || !l.holds(id)) {
 			_ = l.held.Drop(ctx, l.st.Boot(), name)

@@ -24,24 +24,26 @@ import (
 func (s *Service) RunLeases(ctx context.Context) {
 	l := s.lease
 	s.scan(ctx)
-	if l.held == nil {
-		return
-	}
-	beat := time.NewTicker(l.held.TTL() / 3)
-	defer beat.Stop()
-	rescan := time.NewTimer(l.held.TTL() + l.sweep)
-	defer rescan.Stop()
 	sweep := time.NewTimer(jitter(l.sweep))
 	defer sweep.Stop()
-	failing := s.beat(ctx, false)
+	var beat, rescan <-chan time.Time
+	failing := false
+	if l.held != nil {
+		bt := time.NewTicker(l.held.TTL() / 3)
+		defer bt.Stop()
+		rt := time.NewTimer(l.held.TTL() + l.sweep)
+		defer rt.Stop()
+		beat, rescan = bt.C, rt.C
+		failing = s.beat(ctx, false)
+	}
 	for {
 		l.failing.Store(failing)
 		select {
 		case <-ctx.Done():
 			return
-		case <-beat.C:
+		case <-beat:
 			failing = s.beat(ctx, failing)
-		case <-rescan.C:
+		case <-rescan:
 			s.scan(ctx)
 		case <-sweep.C:
 			s.sweep(ctx)
@@ -81,9 +83,14 @@ func (s *Service) beat(ctx context.Context, failing bool) bool {
 	return false
 }
 
-// sweep takes over the tasks of every lapsed boot in the leases stream.
+// sweep settles this host's orphans and takes over the tasks of every
+// lapsed boot in the leases stream.
 func (s *Service) sweep(ctx context.Context) {
 	l := s.lease
+	s.settleOrphans(ctx)
+	if l.held == nil {
+		return
+	}
 	held, err := l.held.Held(ctx)
 	if err != nil {
 		s.log.Debug("a2a: task leases not listed", "err", err)
@@ -101,6 +108,33 @@ func (s *Service) sweep(ctx context.Context) {
 				return
 			}
 			s.takeOver(ctx, boot, name)
+		}
+	}
+}
+
+// settleOrphans ends (or runs again) the tasks whose run here ended
+// without storing their end, as a lost host's.
+func (s *Service) settleOrphans(ctx context.Context) {
+	l := s.lease
+	l.mu.Lock()
+	orphans := make(map[a2av1.TaskID]holding, len(l.orphans))
+	for id, h := range l.orphans {
+		orphans[id] = *h
+	}
+	l.mu.Unlock()
+	own := l.st.Boot()
+	for id, h := range orphans {
+		rec, live, err := s.leased(ctx, hashToken("owner:"+h.owner), id, h.live)
+		if err != nil {
+			continue // the store does not answer: next sweep
+		}
+		if rec == nil || rec.State().IsTerminal() || rec.Lease == nil || rec.Lease.Boot != own || s.settleLost(ctx, rec, live, own) {
+			l.mu.Lock()
+			delete(l.orphans, id)
+			l.mu.Unlock()
+			if l.held != nil && h.name != "" {
+				_ = l.held.Drop(ctx, own, h.name)
+			}
 		}
 	}
 }

@@ -259,6 +259,7 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 			s.finish(task.ID, r)
 			return nil, nil, nil, err
 		}
+		s.lease.stored(task.ID)
 		s.cfg.Tasks.putLive(rec)
 		go s.executeBlocking(rctx, r, rec, input, requestID(ctx))
 		return rec, r, nil, nil
@@ -271,6 +272,7 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 			return nil, nil, nil, err
 		}
 	}
+	s.lease.stored(task.ID) // from here a record may exist, whatever Create answers
 	if err := s.cfg.Tasks.Create(ctx, rec); err != nil {
 		if subscr != nil {
 			_ = subscr.Close()
@@ -344,6 +346,9 @@ func (s *Service) transition(ctx context.Context, id a2av1.TaskID, next TaskStat
 			s.log.Error("a2a: task update failed", "task_id", id, "state", next, "err", err)
 		}
 		return false
+	}
+	if next.IsTerminal() {
+		s.lease.settle(id)
 	}
 	status := &a2av1.TaskStatusUpdateEvent{TaskID: id, ContextID: rec.Task.ContextID, Status: rec.Task.Status}
 	withLinks(rec, pre, status)

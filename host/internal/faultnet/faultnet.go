@@ -37,6 +37,10 @@ type Faults struct {
 	// never closed — not even when HalfOpen is cleared (a half-open TCP
 	// connection does not heal). New connections after it is cleared work.
 	HalfOpen bool
+	// Deaf is HalfOpen one way: the client's bytes still reach the server,
+	// the server's never come back (a write lands, its answer is lost).
+	// Like HalfOpen it kills the connections it touches for good.
+	Deaf bool
 }
 
 // Proxy forwards TCP connections on a loopback address to an upstream
@@ -57,10 +61,20 @@ type Proxy struct {
 type link struct {
 	client, server net.Conn
 	dead           chan struct{} // closed when the link went half-open
-	once           sync.Once
+	deaf           chan struct{} // closed when the server's side went dead
+	once, deafOnce sync.Once
 }
 
-func (l *link) kill() { l.once.Do(func() { close(l.dead) }) }
+func (l *link) kill()   { l.once.Do(func() { close(l.dead) }) }
+func (l *link) deafen() { l.deafOnce.Do(func() { close(l.deaf) }) }
+func closed(c chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
 
 func (l *link) close() {
 	_ = l.client.Close()
@@ -108,6 +122,8 @@ func (p *Proxy) Set(f Faults) {
 			delete(p.links, l)
 		case f.HalfOpen:
 			l.kill()
+		case f.Deaf:
+			l.deafen()
 		}
 	}
 	p.mu.Unlock()
@@ -160,7 +176,7 @@ func (p *Proxy) serve(c net.Conn) {
 		_ = c.Close()
 		return
 	}
-	l := &link{client: c, server: s, dead: make(chan struct{})}
+	l := &link{client: c, server: s, dead: make(chan struct{}), deaf: make(chan struct{})}
 	p.mu.Lock()
 	if p.closed || p.faults.Cut {
 		p.mu.Unlock()
@@ -170,11 +186,14 @@ func (p *Proxy) serve(c net.Conn) {
 	if p.faults.HalfOpen {
 		l.kill()
 	}
+	if p.faults.Deaf {
+		l.deafen()
+	}
 	p.links[l] = struct{}{}
 	p.mu.Unlock()
 	var wg sync.WaitGroup
-	wg.Go(func() { p.pump(l, c, s) })
-	wg.Go(func() { p.pump(l, s, c) })
+	wg.Go(func() { p.pump(l, c, s, l.dead) })
+	wg.Go(func() { p.pump(l, s, c, l.deaf) })
 	wg.Wait()
 	p.mu.Lock()
 	delete(p.links, l)
@@ -189,20 +208,17 @@ type chunk struct {
 }
 
 // pump forwards src to dst until either ends: a reader stamps each chunk
-// with its due time, a writer waits for it and for the bandwidth.
-func (p *Proxy) pump(l *link, src, dst net.Conn) {
+// with its due time, a writer waits for it and for the bandwidth. Nothing
+// is forwarded once the link is dead, or this direction deaf.
+func (p *Proxy) pump(l *link, src, dst net.Conn, deaf chan struct{}) {
 	q := make(chan chunk, 64)
 	go func() {
 		defer close(q)
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := src.Read(buf)
-			if n > 0 {
-				select {
-				case <-l.dead: // half-open: the bytes vanish
-				default:
-					q <- chunk{b: append([]byte(nil), buf[:n]...), due: time.Now().Add(p.Faults().Latency)}
-				}
+			if n > 0 && !closed(l.dead) && !closed(deaf) { // else the bytes vanish
+				q <- chunk{b: append([]byte(nil), buf[:n]...), due: time.Now().Add(p.Faults().Latency)}
 			}
 			if err != nil {
 				return
@@ -210,7 +226,7 @@ func (p *Proxy) pump(l *link, src, dst net.Conn) {
 		}
 	}()
 	defer func() {
-		if l.isDead() {
+		if closed(l.dead) || closed(l.deaf) {
 			<-p.done // a half-open connection is never closed by the proxy: neither side hears of the other's end
 		}
 		l.close() // either direction ending ends the link (the other reader then returns)
@@ -219,10 +235,8 @@ func (p *Proxy) pump(l *link, src, dst net.Conn) {
 		if d := time.Until(c.due); d > 0 {
 			time.Sleep(d) // the chunk's latency: in flight, not a wait for a condition
 		}
-		select {
-		case <-l.dead:
+		if closed(l.dead) || closed(deaf) {
 			continue
-		default:
 		}
 		if bps := p.Faults().BytesPerSecond; bps > 0 {
 			time.Sleep(time.Duration(len(c.b)) * time.Second / time.Duration(bps)) // the chunk's time on the wire
@@ -232,15 +246,6 @@ func (p *Proxy) pump(l *link, src, dst net.Conn) {
 			drain(q)
 			return
 		}
-	}
-}
-
-func (l *link) isDead() bool {
-	select {
-	case <-l.dead:
-		return true
-	default:
-		return false
 	}
 }
 

@@ -142,3 +142,58 @@ func TestProxyHalfOpen(t *testing.T) {
 		t.Errorf("a new connection after the fault cleared: %q, %v", got, err)
 	}
 }
+
+// TestProxyDeaf: through a deaf link the client's bytes reach the server
+// but nothing comes back, also after the fault is cleared; new connections
+// then work.
+func TestProxyDeaf(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan string, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 64)
+				for {
+					n, err := c.Read(buf)
+					if err != nil {
+						return
+					}
+					got <- string(buf[:n])
+					_, _ = c.Write(buf[:n])
+				}
+			}()
+		}
+	}()
+	p, err := faultnet.Listen(ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	c := mustDial(t, p)
+	p.Set(faultnet.Faults{Deaf: true})
+	if _, err := roundTrip(c, []byte("lands"), 300*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("through a deaf link: %v, want no answer", err)
+	}
+	select {
+	case s := <-got:
+		if s != "lands" {
+			t.Errorf("the server got %q", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the client's bytes did not reach the server")
+	}
+	p.Set(faultnet.Faults{})
+	if got, err := roundTrip(mustDial(t, p), []byte("fresh"), 10*time.Second); err != nil || string(got) != "fresh" {
+		t.Errorf("a new connection after the fault cleared: %q, %v", got, err)
+	}
+}
