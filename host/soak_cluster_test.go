@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/natstest"
 )
 
@@ -344,21 +345,18 @@ func transportKind(err error) string {
 	return "other"
 }
 
-// errorKind is "<code> <reason>" of a JSON-RPC error (A2A errors carry
-// their reason in an ErrorInfo array).
+// errorKind is "<code> <reason>" of a JSON-RPC error, its reason read as
+// clients read it (fault.Decode: an A2A error's is in its ErrorInfo's
+// metadata).
 func errorKind(raw json.RawMessage) string {
 	var e struct {
-		Code int             `json:"code"`
-		Data json.RawMessage `json:"data"`
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
 	}
 	_ = json.Unmarshal(raw, &e)
-	var m map[string]any
-	if json.Unmarshal(e.Data, &m) == nil {
-		return fmt.Sprintf("%d %v", e.Code, m["reason"])
-	}
-	var arr []map[string]any
-	if json.Unmarshal(e.Data, &arr) == nil && len(arr) > 0 {
-		return fmt.Sprintf("%d %v", e.Code, arr[0]["reason"])
+	if r := fault.Decode(e.Code, e.Message, e.Data).Reason; r != "" {
+		return fmt.Sprintf("%d %s", e.Code, r)
 	}
 	return fmt.Sprint(e.Code)
 }
