@@ -17,6 +17,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/natstest"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // TestSoakCluster is `make soak-cluster`, not part of `make test`: three
@@ -460,17 +461,14 @@ func (l *soakLoad) verify(t *testing.T, h *soakHost) int {
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for pid, sid := range l.plans {
-		for {
-			v, ok := one.call(ctx, 0, "_cleveragents/plan/status", map[string]any{"session_id": sid, "plan_id": pid})
-			if ok && v["status"] == "completed" {
-				break
-			}
-			if time.Now().After(deadline) || (ok && v["status"] == "failed") {
-				bad++
-				t.Errorf("plan %s: %v (ok %v), want completed", pid, v, ok)
-				break
-			}
-			time.Sleep(200 * time.Millisecond) // polling the plan's status with a deadline
+		var v map[string]any
+		var ok bool
+		if !testutil.PollEvery(time.Until(deadline), 200*time.Millisecond, func() bool {
+			v, ok = one.call(ctx, 0, "_cleveragents/plan/status", map[string]any{"session_id": sid, "plan_id": pid})
+			return ok && (v["status"] == "completed" || v["status"] == "failed")
+		}) || v["status"] != "completed" {
+			bad++
+			t.Errorf("plan %s: %v (ok %v), want completed", pid, v, ok)
 		}
 	}
 	return bad
