@@ -169,7 +169,7 @@ func checkReadmeHTTP(t *testing.T, code string, reasons []string, cell string) {
 			own = append(own, fmt.Sprintf("%d `%s`", rule.http, r))
 		}
 	}
-	got := regexp.MustCompile("^\\d{3}").FindString(cell)
+	got := regexp.MustCompile(`^\d{3}`).FindString(cell)
 	gotOwn := regexp.MustCompile("\\d{3} `[a-z_]+`").FindAllString(cell, -1)
 	if got != want || !cmp.Equal(own, gotOwn, cmpopts.EquateEmpty()) {
 		t.Errorf("README error row %s (%v): HTTP %q, want %s then %v", code, k, cell, want, own)
