@@ -127,7 +127,11 @@ func (s *Server) hold(sessions *httpSessions, id string, release func()) {
 		}
 		release()
 	}
-	if ss == nil { // none was made, or it already ended (initialization failed)
+	// None was made, it already ended, or it never initialized: a request
+	// other than initialize (server/discover, which clients send first) gets
+	// a throwaway session the SDK closes as the request ends, whose closing
+	// may still be under way here; it holds no unit.
+	if ss == nil || ss.InitializeParams() == nil {
 		end()
 		return
 	}
