@@ -22,10 +22,11 @@ const (
 )
 
 // callA2A sends c as an A2A SendMessage (skill routing in
-// message.metadata.skillId) with the official a2a-go v2 client over iface,
-// and waits for the task to end (blocking send, then GetTask polls if the
-// peer answers early).
-func (p *peer) callA2A(ctx context.Context, iface *a2av1.AgentInterface, headers []header, c Call) (*answer, error) {
+// message.metadata.skillId; tenant, when set, restricts it to one agent of
+// the peer) with the official a2a-go v2 client over iface, and waits for
+// the task to end (blocking send, then GetTask polls if the peer answers
+// early).
+func (p *peer) callA2A(ctx context.Context, iface *a2av1.AgentInterface, headers []header, c Call, tenant string) (*answer, error) {
 	var opt a2aclient.FactoryOption
 	if iface.ProtocolVersion == a2av0.Version {
 		opt = a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: p.client})
@@ -49,7 +50,7 @@ func (p *peer) callA2A(ctx context.Context, iface *a2av1.AgentInterface, headers
 	msg := a2av1.NewMessage(a2av1.MessageRoleUser, a2av1.NewDataPart(input))
 	msg.Metadata = map[string]any{"skillId": c.Method}
 	x := &exchange{}
-	res, err := client.SendMessage(withExchange(ctx, x), &a2av1.SendMessageRequest{Message: msg})
+	res, err := client.SendMessage(withExchange(ctx, x), &a2av1.SendMessageRequest{Message: msg, Tenant: tenant})
 	if err != nil {
 		return nil, p.a2aFailure(x, err)
 	}

@@ -176,7 +176,11 @@ func (p *peer) attempt(ctx context.Context, c Call) (a *answer, err error) {
 	if ext && !(c.Provenance && signs) {
 		a, err = p.callExtension(actx, iface.URL, headers, c)
 	} else {
-		a, err = p.callA2A(actx, iface, headers, c)
+		tenant := ""
+		if ext { // a skillhost peer: its agent key is a plugin there, a tenant of A2A
+			tenant = p.cfg.Agent
+		}
+		a, err = p.callA2A(actx, iface, headers, c, tenant)
 	}
 	if err != nil {
 		return nil, err
