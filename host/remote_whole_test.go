@@ -32,9 +32,11 @@ func TestRemotePeerAsAWhole(t *testing.T) {
 	mustPlugin(t, dir, "tools", toolsManifest)
 	b := mustHost(t, dir)
 	a, _ := mustHostWith(t, t.TempDir(), func(c *config.Config) {
+		// As an operator writes it: {id: billing, url: …}, no agent.
 		billing := remoteAgent("billing", b.URL)
-		billing.Agent = "" // as an operator writes it: {id: billing, url: …}
-		c.Agents.Remote = []config.RemoteAgent{billing, remoteAgent("b-tools", b.URL)} // b-tools: agent "tools"
+		billing.Agent = ""
+		// b-tools has agent "tools": one plugin of the peer.
+		c.Agents.Remote = []config.RemoteAgent{billing, remoteAgent("b-tools", b.URL)}
 	})
 	sid := a.mustSession(t)
 	got := a.mustResult(t, "_cleveragents/agent/call", map[string]any{
