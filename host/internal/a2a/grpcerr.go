@@ -2,46 +2,45 @@ package a2a
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 )
 
 // GRPCStatus is err as the gRPC binding answers it: the google.rpc.Status
-// of the HTTP+JSON binding's error body (REST.ErrorBody: the code named by
-// host/fault's gRPC column, the message, the ErrorInfo with its reason,
-// domain and metadata) as a gRPC status. One encoding serves both
-// bindings, so they cannot disagree; a2a-go's clients map the code and
-// ErrorInfo reason back to the protocol's errors (TASK_NOT_FOUND with
-// NOT_FOUND is a2a.ErrTaskNotFound).
+// the HTTP+JSON binding sends (fault's Error.MarshalStatus) as a gRPC
+// status — the code named by Error.GRPCStatus (host/fault's table), the
+// message, and the one ErrorInfo (Error.Info: the kind's A2A reason in the
+// A2A domain, skillhost's reason, request id and timestamp in the
+// metadata). a2a-go's clients map the code and ErrorInfo reason back to the
+// protocol's errors (NOT_FOUND with TASK_NOT_FOUND is a2a.ErrTaskNotFound).
 func (h *GRPCHandler) GRPCStatus(ctx context.Context, err error) error {
-	body, _, _ := h.errs.ErrorBody(ctx, err)
-	var b struct {
-		Error struct {
-			Status  string `json:"status"`
-			Message string `json:"message"`
-			Details []struct {
-				Reason   string            `json:"reason"`
-				Domain   string            `json:"domain"`
-				Metadata map[string]string `json:"metadata"`
-			} `json:"details"`
-		} `json:"error"`
+	fe, hidden := fault.Safe(err)
+	if hidden {
+		h.errs.log.ErrorContext(ctx, "a2a grpc: internal error", "err", err)
 	}
-	if json.Unmarshal(body, &b) != nil {
-		return status.Error(codes.Internal, "internal error")
-	}
-	code := codes.Internal
-	if code.UnmarshalJSON([]byte(strconv.Quote(b.Error.Status))) != nil {
-		code = codes.Internal
-	}
-	st := status.New(code, b.Error.Message)
-	for _, d := range b.Error.Details {
-		if with, err := st.WithDetails(&errdetails.ErrorInfo{Reason: d.Reason, Domain: d.Domain, Metadata: d.Metadata}); err == nil {
-			st = with
-		}
+	st := status.New(grpcCode(fe.GRPCStatus()), fe.Message())
+	info := fe.Info(jsonrpc.ErrorMeta(ctx))
+	reason, _ := info["reason"].(string)
+	domain, _ := info["domain"].(string)
+	meta, _ := info["metadata"].(map[string]string)
+	if with, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: domain, Metadata: meta}); err == nil {
+		st = with
 	}
 	return st.Err()
+}
+
+// grpcCode is the gRPC code of a google.rpc.Code name ("NOT_FOUND");
+// INTERNAL for a name grpc-go does not know.
+func grpcCode(name string) codes.Code {
+	var c codes.Code
+	if c.UnmarshalJSON([]byte(strconv.Quote(name))) != nil {
+		return codes.Internal
+	}
+	return c
 }

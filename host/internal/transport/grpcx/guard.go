@@ -136,9 +136,9 @@ func (s *Server) errorStatus(ctx context.Context, err error) error {
 	if s.cfg.Errors != nil {
 		return s.cfg.Errors(ctx, err)
 	}
-	fe := fault.From(err)
+	fe, _ := fault.Safe(err)
 	code := codes.Internal
-	if code.UnmarshalJSON([]byte(strconv.Quote(fe.Kind.GRPCStatus()))) != nil {
+	if code.UnmarshalJSON([]byte(strconv.Quote(fe.GRPCStatus()))) != nil {
 		code = codes.Internal
 	}
 	return status.Error(code, fe.Message())
