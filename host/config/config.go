@@ -47,6 +47,9 @@ type Config struct {
 	Events   Events   `koanf:"events"`
 	// MCP configures the MCP sessions of POST /mcp.
 	MCP MCP `koanf:"mcp"`
+	// GRPC serves the A2A gRPC binding on a listener of its own (off by
+	// default).
+	GRPC GRPC `koanf:"grpc"`
 	// Tracing exports OpenTelemetry spans (off by default).
 	Tracing Tracing `koanf:"tracing"`
 	// Identity is the host's signing keys (cards, task provenance).
@@ -388,6 +391,7 @@ func Defaults() Config {
 		Events: Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256,
 			MaxSubscribersPerKey: 64},
 		MCP:      MCP{MaxSessions: 1024, MaxSessionsPerKey: 256},
+		GRPC:     DefaultGRPC(),
 		Tracing:  Tracing{SampleRatio: 1},
 		Identity: Identity{KeyFile: []string{}},
 		Trust:    Trust{Publishers: []string{}},
