@@ -11,7 +11,6 @@ import (
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/nats-io/nats.go"
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
@@ -71,7 +70,7 @@ type ServiceConfig struct {
 type Service struct {
 	cfg     ServiceConfig
 	events  *events
-	cancels *nats.Subscription // cancels sent by other hosts
+	cancels func() // stops listening to the cancels other hosts send
 	log     *slog.Logger
 	streams *share.Counter // open task streams, host-wide and per key
 
@@ -113,18 +112,18 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		cfg.Logger = slog.Default()
 	}
 	s := &Service{cfg: cfg, events: cfg.Tasks.events, log: cfg.Logger, running: map[a2av1.TaskID]*run{}, streams: newStreamCounter(cfg)}
-	sub, err := s.events.nc.Subscribe(CancelSubject+"*", s.onCancel)
+	stop, err := s.events.st.Listen(CancelSubject+"*", s.onCancel)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: subscribe to cancels: %w", err)
 	}
-	s.cancels = sub
+	s.cancels = stop
 	return s, nil
 }
 
 // onCancel stops the sandbox call of a task canceled on another host, when
 // it runs here. The task record is already canceled by that host.
-func (s *Service) onCancel(m *nats.Msg) {
-	id := a2av1.TaskID(strings.TrimPrefix(m.Subject, CancelSubject))
+func (s *Service) onCancel(subject string) {
+	id := a2av1.TaskID(strings.TrimPrefix(subject, CancelSubject))
 	s.mu.Lock()
 	r := s.running[id]
 	s.mu.Unlock()
@@ -137,7 +136,7 @@ func (s *Service) onCancel(m *nats.Msg) {
 // Close cancels every running task and waits for them (or ctx).
 func (s *Service) Close(ctx context.Context) error {
 	if s.cancels != nil {
-		_ = s.cancels.Unsubscribe()
+		s.cancels()
 	}
 	s.mu.Lock()
 	s.closed = true

@@ -28,7 +28,7 @@ func mustStore(t *testing.T, dir string) *store.Store {
 
 func mustBus(t *testing.T, st *store.Store, cfg Config) *Bus {
 	t.Helper()
-	b, err := Open(context.Background(), st.JetStream(), cfg)
+	b, err := Open(context.Background(), st, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestLimits(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "over the") {
 		t.Errorf("oversized event: %v", err)
 	}
-	if _, err := Open(ctx, st.JetStream(), Config{Retention: time.Hour, DedupeWindow: 2 * time.Hour}); err == nil {
+	if _, err := Open(ctx, st, Config{Retention: time.Hour, DedupeWindow: 2 * time.Hour}); err == nil {
 		t.Error("a dedupe window longer than the retention was accepted")
 	}
 }
