@@ -11,7 +11,7 @@ import (
 )
 
 // Agents configures agent/call beyond this host's plugins: remote A2A peers
-// and the limit on nested calls (README "Remote agents").
+// and the limit on nested calls (docs/guides/remote-agents.md).
 type Agents struct {
 	// Remote are the A2A peers reachable through agent/call, the agent_call
 	// host function and plan steps of type "agent". Default: none.
