@@ -34,7 +34,10 @@ func (s *Service) SendMessage(ctx context.Context, req *a2av1.SendMessageRequest
 			return trimTask(r.final.Task, true, historyLen(req.Config)), nil
 		}
 	}
-	cur, err := s.cfg.Tasks.Get(ctx, rec.Task.ID)
+	if !blocking { // returnImmediately: the task as created (submitted) or moved (working), in progress, as A2A says
+		return trimTask(rec.Task, true, historyLen(req.Config)), nil
+	}
+	cur, err := s.cfg.Tasks.Get(ctx, rec.Task.ID) // a follow-up's turn ended: its stored record
 	if err != nil {
 		return nil, err
 	}
