@@ -188,4 +188,3 @@ func asks(m *a2av1.Message, field string) bool {
 	text, _ := m.Parts[0].Content.(a2av1.Text)
 	return strings.Contains(string(text), field)
 }
-
