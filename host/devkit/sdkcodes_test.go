@@ -17,11 +17,11 @@ func TestSDKErrorCodesMatchTheHost(t *testing.T) {
 	host := []string{hostfn.CodeBadPointer, hostfn.CodeRequestTooLarge, hostfn.CodeBadRequest, hostfn.CodeRateLimited,
 		hostfn.CodeNoSession, hostfn.CodeSessionNotFound, hostfn.CodeValueTooLarge, hostfn.CodeUnavailable,
 		hostfn.CodeStoreError, hostfn.CodeHostNotAllowed, hostfn.CodeAddressRefused, hostfn.CodeResponseTooLarge,
-		hostfn.CodeTimeout, hostfn.CodeFetchFailed, hostfn.CodeAgentNotAllowed, hostfn.CodeInternal}
+		hostfn.CodeTimeout, hostfn.CodeFetchFailed, hostfn.CodeAgentNotAllowed, hostfn.CodeInternal, hostfn.CodeNotATask}
 	guest := []string{sdk.CodeBadPointer, sdk.CodeRequestTooLarge, sdk.CodeBadRequest, sdk.CodeRateLimited,
 		sdk.CodeNoSession, sdk.CodeSessionNotFound, sdk.CodeValueTooLarge, sdk.CodeUnavailable,
 		sdk.CodeStoreError, sdk.CodeHostNotAllowed, sdk.CodeAddressRefused, sdk.CodeResponseTooLarge,
-		sdk.CodeTimeout, sdk.CodeFetchFailed, sdk.CodeAgentNotAllowed, sdk.CodeInternal}
+		sdk.CodeTimeout, sdk.CodeFetchFailed, sdk.CodeAgentNotAllowed, sdk.CodeInternal, sdk.CodeNotATask}
 	if diff := cmp.Diff(host, guest); diff != "" {
 		t.Errorf("sdk codes differ from hostfn's (-host +sdk):\n%s", diff)
 	}
