@@ -188,3 +188,18 @@ func asks(m *a2av1.Message, field string) bool {
 	text, _ := m.Parts[0].Content.(a2av1.Text)
 	return strings.Contains(string(text), field)
 }
+
+// TestFormFillOutsideATask: _cleveragents/skill/execute runs one turn and
+// has no task to continue, so a skill that asks for input fails the call,
+// clearly: -32103 plugin_error with plugin_code not_a_task.
+func TestFormFillOutsideATask(t *testing.T) {
+	t.Parallel()
+	th, _ := startHostAt(t, mustFormPlugin(t), t.TempDir())
+	sid := th.mustSession(t)
+	r := th.call(t, "_cleveragents/skill/execute", map[string]any{"session_id": sid, "skill_id": "form_fill",
+		"skill_params": map[string]any{"fields": []string{"name"}}})
+	wantError(t, r, -32103, "plugin_error")
+	if code, _ := r.Error.Data["plugin_code"].(string); code != "not_a_task" {
+		t.Errorf("plugin_code = %q, want not_a_task (data %v)", code, r.Error.Data)
+	}
+}

@@ -19,7 +19,7 @@ const (
 
 // Guest error codes of the task functions.
 const (
-	// CodeNotATask: a task function called outside an A2A task
+	// CodeNotATask: a task function called outside an A2A task turn
 	// (skill/execute, agent/call, plan steps, agent_call run one turn).
 	CodeNotATask = "not_a_task"
 	// CodeBadState: task_interrupt asked for another state than
