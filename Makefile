@@ -12,7 +12,7 @@ STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $$HOME/go/bin/
 FUZZTIME ?= 30s
 PLUGIN_DIRS := $(patsubst %/plugin.yaml,%,$(wildcard plugins/*/plugin.yaml))
 
-.PHONY: help build plugins run test test-go test-guest fuzz-smoke lint fuzz bench soak soak-cluster clean
+.PHONY: help build plugins run test test-go test-guest fuzz-smoke lint fuzz bench soak soak-cluster clean tck
 
 help: ## show this help (variables: LISTEN=host:port, DATA=folder)
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/$$(LISTEN)/$(LISTEN)/g' -e 's/$$(DATA)/$(DATA)/g' | \
@@ -77,6 +77,9 @@ soak-cluster: build ## 3 NATS nodes + 3 hosts under load; kill -9 a host, then s
 	set -o pipefail; SOAK_CLUSTER=1 SOAK_BIN=$(abspath $(BIN)) SOAK_DURATION=$(SOAK_DURATION) \
 		SOAK_REPORT=$(abspath bin/soak-cluster.md) \
 		$(GO) test -run '^TestSoakCluster$$' -count=1 -timeout 30m -v ./host/ | grep -vE '^=== (RUN|PAUSE|CONT)'
+
+tck: build ## the official A2A TCK's mandatory tests over JSON-RPC (TCK=a2a-tck checkout; Debian python3 packages)
+	TCK="$(TCK)" BIN=$(BIN) .ci/tck
 
 lint: ## gofmt and go vet across all modules, staticcheck on the host module
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }

@@ -62,10 +62,16 @@ func (h *Host) setupA2A(ctx context.Context) error {
 		Push:             push,
 		MaxStreams:       h.cfg.A2A.MaxStreams,
 		MaxStreamsPerKey: shareOrNone(h.cfg.A2A.MaxStreamsPerKey),
+		InputTimeout:     h.cfg.A2A.InputTimeout,
 	})
 	if err != nil {
 		return fmt.Errorf("a2a service: %w", err)
 	}
+	h.wg.Add(1)
+	go func() { // expires tasks left waiting for input (a2a.input_timeout)
+		defer h.wg.Done()
+		h.tasks.Run(h.bg)
+	}()
 	a2a.Register(h.engine, h.tasks)
 	h.rest = a2a.NewREST(h.engine, h.log)
 	// MCP tools: the same skills, from the same manifests, through the same engine.

@@ -146,6 +146,9 @@ type A2A struct {
 	// ContextIdle closes an A2A context (the session its messages share)
 	// unused this long.
 	ContextIdle time.Duration `koanf:"context_idle"`
+	// InputTimeout fails a task (reason input_timeout) that has waited
+	// this long for a follow-up message (input-required, auth-required).
+	InputTimeout time.Duration `koanf:"input_timeout"`
 	// MaxBucket caps the disk of the tasks bucket (a changed size applies
 	// to the existing bucket at the next start).
 	MaxBucket ByteSize `koanf:"max_bucket"`
@@ -385,7 +388,7 @@ func Defaults() Config {
 			MaxConcurrentCalls: auth.DefaultMaxConcurrentCalls, MaxContextBytes: auth.DefaultMaxContextBytes,
 		}},
 		A2A: A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB, ContextIdle: 24 * time.Hour,
-			MaxBucket: GiB, MaxTasksPerKey: 10000,
+			InputTimeout: 24 * time.Hour, MaxBucket: GiB, MaxTasksPerKey: 10000,
 			Push:       Push{MaxPerTask: 10, MaxPerKey: 100, Timeout: 10 * time.Second, MaxAttempts: 5, MaxPending: 1024},
 			MaxStreams: 1024, MaxStreamsPerKey: 256},
 		Delivery: Delivery{MaxPending: 4096, MaxPendingPerKey: 256, ConcurrentPerDestination: 4, ConcurrentPerKey: 8, MaxConcurrent: 64},

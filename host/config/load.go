@@ -241,6 +241,7 @@ func (c Config) Validate() error {
 		"events.dedupe_window": int64(c.Events.DedupeWindow), "events.max_subscribers": int64(c.Events.MaxSubscribers),
 		"a2a.max_metadata": int64(c.A2A.MaxMetadata), "a2a.max_history": int64(c.A2A.MaxHistory),
 		"a2a.max_list_bytes": int64(c.A2A.MaxListBytes), "a2a.context_idle": int64(c.A2A.ContextIdle),
+		"a2a.input_timeout":     int64(c.A2A.InputTimeout),
 		"a2a.push.max_per_task": int64(c.A2A.Push.MaxPerTask), "a2a.push.max_per_key": int64(c.A2A.Push.MaxPerKey),
 		"a2a.push.timeout": int64(c.A2A.Push.Timeout), "a2a.push.max_attempts": int64(c.A2A.Push.MaxAttempts),
 		"a2a.push.max_pending": int64(c.A2A.Push.MaxPending),
