@@ -231,7 +231,8 @@ func (c Config) Validate() error {
 		"a2a.max_list_bytes": int64(c.A2A.MaxListBytes), "a2a.context_idle": int64(c.A2A.ContextIdle),
 		"a2a.push.max_per_task": int64(c.A2A.Push.MaxPerTask), "a2a.push.max_per_key": int64(c.A2A.Push.MaxPerKey),
 		"a2a.push.timeout": int64(c.A2A.Push.Timeout), "a2a.push.max_attempts": int64(c.A2A.Push.MaxAttempts),
-		"a2a.push.max_pending": int64(c.A2A.Push.MaxPending),
+		"a2a.push.max_pending":   int64(c.A2A.Push.MaxPending),
+		"sandbox.max_code_bytes": int64(c.Sandbox.MaxCodeBytes),
 	}
 	keys := make([]string, 0, len(positive))
 	for key := range positive {
@@ -245,6 +246,9 @@ func (c Config) Validate() error {
 	}
 	if c.Store.Replicas < 0 || c.Store.Replicas > 5 {
 		bad("store.replicas", "must be 0 (automatic) or 1..5")
+	}
+	if c.Sandbox.CompileWorkers < 0 || c.Sandbox.CompileWorkers > 256 {
+		bad("sandbox.compile_workers", "must be 0 (the number of cores) or 1..256")
 	}
 	if c.HTTP.WriteTimeout < 0 {
 		bad("http.write_timeout", "must not be negative")

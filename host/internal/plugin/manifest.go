@@ -121,10 +121,11 @@ type rawEvents struct {
 }
 
 type rawLimits struct {
-	Timeout     string `yaml:"timeout"`
-	Memory      string `yaml:"memory"`
-	Output      string `yaml:"output"`
-	Concurrency *int   `yaml:"concurrency"`
+	Timeout      string `yaml:"timeout"`
+	Memory       string `yaml:"memory"`
+	Output       string `yaml:"output"`
+	Concurrency  *int   `yaml:"concurrency"`
+	MinInstances *int   `yaml:"min_instances"`
 }
 
 type rawPermissions struct {

@@ -52,6 +52,8 @@ func codeCost(wasmBytes int) uint64 {
 type compileOp struct {
 	done   chan struct{}
 	err    error
+	ctx    context.Context // canceled by the runtime's or the module's Close
+	cancel context.CancelFunc
 	ticket *ticket
 	check  bool // the load check: compile and instantiate once
 	since  time.Time
@@ -64,6 +66,7 @@ type compileOp struct {
 // puts it ahead of the background compiles (a call waits for it).
 func (m *Module) startCompile(check, urgent bool) *compileOp {
 	op := &compileOp{done: make(chan struct{}), ticket: newTicket(urgent), check: check, since: time.Now()}
+	op.ctx, op.cancel = context.WithCancel(m.rt.bg)
 	m.op = op
 	m.rt.compiling.Add(1)
 	go m.runCompile(op)
@@ -74,7 +77,8 @@ func (m *Module) startCompile(check, urgent bool) *compileOp {
 // (and the load check's instance) or records the failure.
 func (m *Module) runCompile(op *compileOp) {
 	defer m.rt.compiling.Done()
-	ctx := m.rt.bg
+	ctx := op.ctx
+	defer op.cancel()
 	var (
 		c    *code
 		inst *instance
@@ -206,6 +210,7 @@ func (m *Module) checkDone(err error) {
 	select {
 	case <-m.checked:
 	default:
+		m.checkTook = time.Since(m.registered)
 		close(m.checked)
 	}
 }
@@ -348,3 +353,11 @@ func (m *Module) Checking() (time.Time, bool) {
 
 // Checked is closed when the load check has ended (see Ready).
 func (m *Module) Checked() <-chan struct{} { return m.checked }
+
+// CheckTook is how long the load check took from Register to its end
+// (about 0 when a check on record made it unneeded; 0 while it runs).
+func (m *Module) CheckTook() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.checkTook
+}

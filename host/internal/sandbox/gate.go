@@ -11,6 +11,7 @@ import (
 // a hundred start-up compiles does not wait for them.
 type gate struct {
 	mu         sync.Mutex
+	slots      int
 	free       int
 	urgent     []*ticket
 	background []*ticket
@@ -24,7 +25,7 @@ type ticket struct {
 	granted bool
 }
 
-func newGate(slots int) *gate { return &gate{free: max(1, slots)} }
+func newGate(slots int) *gate { return &gate{slots: max(1, slots), free: max(1, slots)} }
 
 func newTicket(urgent bool) *ticket { return &ticket{ch: make(chan struct{}), urgent: urgent} }
 
@@ -96,6 +97,13 @@ func (g *gate) releaseLocked() {
 	}
 	next.granted, next.queued = true, false
 	close(next.ch)
+}
+
+// running counts the slots taken.
+func (g *gate) running() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.slots - g.free
 }
 
 // waiting counts the compiles queued for a slot.

@@ -43,17 +43,18 @@ type Module struct {
 	slots chan struct{} // one token per running call
 	done  chan struct{} // closed when Close starts
 
-	mu       sync.Mutex
-	code     *code         // the resident compiled code; nil when released
-	op       *compileOp    // the compile in flight
-	checked  chan struct{} // closed when the load check ended
-	checkErr error         // the load check's failure
-	idle     []*instance   // instances ready for a call; the last returned on top
-	live     int           // instances alive, idle or busy
-	pins     int           // calls creating an instance from code
-	closed   bool
-	lastUsed atomic.Int64  // unix ns of the last call's end (or the code's arrival)
-	useSeq   atomic.Uint64 // the runtime's use counter then: the code budget's LRU order
+	mu        sync.Mutex
+	code      *code         // the resident compiled code; nil when released
+	op        *compileOp    // the compile in flight
+	checked   chan struct{} // closed when the load check ended
+	checkErr  error         // the load check's failure
+	checkTook time.Duration // from Register to the check's end
+	idle      []*instance   // instances ready for a call; the last returned on top
+	live      int           // instances alive, idle or busy
+	pins      int           // calls creating an instance from code
+	closed    bool
+	lastUsed  atomic.Int64  // unix ns of the last call's end (or the code's arrival)
+	useSeq    atomic.Uint64 // the runtime's use counter then: the code budget's LRU order
 
 	closeOnce sync.Once
 	closeErr  error
@@ -392,6 +393,9 @@ func (m *Module) Close(ctx context.Context) error {
 		}
 		m.mu.Lock()
 		m.closed = true
+		if m.op != nil {
+			m.op.cancel() // a queued compile gives up, a start function stops
+		}
 		insts, c := m.idle, m.code
 		m.idle, m.code = nil, nil
 		m.live -= len(insts)

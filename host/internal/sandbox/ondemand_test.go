@@ -108,7 +108,9 @@ func TestCodeBudgetReleasesLeastRecentlyUsed(t *testing.T) {
 	a, b := load("a"), load("b")
 	mustEcho(t, a, "a") // b is now the least recently used
 	c := load("c")
-	resident := func() [3]uint64 { return [3]uint64{a.Stats().CodeModules, b.Stats().CodeModules, c.Stats().CodeModules} }
+	resident := func() [3]uint64 {
+		return [3]uint64{a.Stats().CodeModules, b.Stats().CodeModules, c.Stats().CodeModules}
+	}
 	if got := resident(); got != [3]uint64{1, 0, 1} || rt.Stats().CodeEvictions != 1 || b.Stats().InstancesLive != 0 {
 		t.Fatalf("code resident (a, b, c) = %v, evictions %d, b's instances %d; want b's code and instance released",
 			got, rt.Stats().CodeEvictions, b.Stats().InstancesLive)

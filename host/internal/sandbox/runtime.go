@@ -158,7 +158,8 @@ func (rt *Runtime) Stats() Stats {
 	rt.codeMu.Lock()
 	st.CodeBytes, st.CodeModules = rt.codeBytes, uint64(len(rt.resident))
 	rt.codeMu.Unlock()
-	st.CodeBudgetBytes, st.CompileWorkers, st.CompilesQueued = rt.maxCode, rt.workers, uint64(rt.gate.waiting())
+	st.CodeBudgetBytes, st.CompileWorkers = rt.maxCode, rt.workers
+	st.CompilesRunning, st.CompilesQueued = uint64(rt.gate.running()), uint64(rt.gate.waiting())
 	rt.mu.Lock()
 	mods := make([]*Module, 0, len(rt.modules))
 	for m := range rt.modules {

@@ -40,12 +40,12 @@ type Stats struct {
 	// MaxCodeBytes, unloaded) and CodeEvictions those of them forced by
 	// MaxCodeBytes.
 	CodeLoads, CodeReleases, CodeEvictions uint64
-	// Compiling counts modules compiling now (for a module: 0 or 1);
-	// CompilesQueued those waiting for one of the CompileWorkers (runtime
-	// Stats only).
-	Compiling, CompilesQueued uint64
-	CompileWorkers            int       // RuntimeConfig.CompileWorkers (runtime Stats only)
-	LastUsed                  time.Time // the end of the module's last call (module Stats only)
+	// Compiling counts modules compiling now or waiting to (for a module:
+	// 0 or 1); CompilesRunning those holding one of the CompileWorkers and
+	// CompilesQueued those waiting for one (runtime Stats only).
+	Compiling, CompilesRunning, CompilesQueued uint64
+	CompileWorkers                             int       // RuntimeConfig.CompileWorkers (runtime Stats only)
+	LastUsed                                   time.Time // the end of the module's last call (module Stats only)
 }
 
 // counters are the atomic counters behind Stats. A module's counters
