@@ -30,7 +30,7 @@ func main() {
 	flag.StringVar(&h.ProfileDir, "profile-dir", "bin/bench", "where those profiles are kept")
 	only := flag.String("only", "", "comma-separated goals to run (default: all)")
 	out := flag.String("out", "BENCHMARKS.md", "report file ('-': stdout only)")
-	budget := flag.Duration("budget", 15*time.Minute, "stop after this long")
+	budget := flag.Duration("budget", 30*time.Minute, "stop after this long")
 	flag.Parse()
 	if h.Work == "" {
 		dir, err := os.MkdirTemp("", "skillhost-bench-")
