@@ -153,7 +153,10 @@ func TestCodeBudgetReleasesTheLeastRecentlyUsedPlugin(t *testing.T) {
 	if one == 0 {
 		t.Fatal("no code size to budget with")
 	}
-	r, rt := newRuntimeRegistry(t, sandbox.RuntimeConfig{MaxCodeBytes: 2*one + one/2}, config.Policy{IdleTimeout: time.Hour}, nil)
+	// With a cache folder, the background compiles release their code: the
+	// calls below decide what is resident.
+	r, rt := newRuntimeRegistry(t, sandbox.RuntimeConfig{CacheDir: t.TempDir(), MaxCodeBytes: 2*one + one/2},
+		config.Policy{IdleTimeout: time.Hour}, nil)
 	if err := r.LoadDir(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}

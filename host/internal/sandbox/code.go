@@ -177,7 +177,10 @@ func (m *Module) install(ctx context.Context, op *compileOp, c *code, inst *inst
 			inst.lastUsed = now
 			m.idle = append(m.idle, inst)
 		}
-		if op.check && !m.keepChecked && op.waiters == 0 && m.limits.MinInstances == 0 {
+		// A background load check nobody waits for gives its code up at
+		// once: loading it again from the disk cache is cheap (without
+		// one, it is a full compile: the code then stays as any would).
+		if op.check && !m.keepChecked && op.waiters == 0 && m.limits.MinInstances == 0 && m.rt.cacheDir != "" {
 			drop, dropCode = m.takeAllLocked()
 		}
 	}

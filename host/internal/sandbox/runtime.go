@@ -222,8 +222,8 @@ func (rt *Runtime) Load(ctx context.Context, spec ModuleSpec) (*Module, error) {
 // instantiate once) runs in the background, at most CompileWorkers at a
 // time, unless the compilation cache records that this module passed it
 // before. A call meanwhile waits for the check (within its deadline); Ready
-// waits for its outcome. The code is not kept once checked: the first call
-// loads it from the compilation cache.
+// waits for its outcome. With a CacheDir the code is not kept once checked
+// (unless a call waited for it): the first call loads it from the cache.
 func (rt *Runtime) Register(ctx context.Context, spec ModuleSpec) (*Module, error) {
 	return rt.register(ctx, spec, false)
 }
