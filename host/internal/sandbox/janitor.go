@@ -122,6 +122,7 @@ func (rt *Runtime) sweep(ctx context.Context, now time.Time) time.Time {
 			next = at
 		}
 	}
+	rt.enforceCodeBudget(ctx, nil) // code that was busy when it went over may be idle now
 	return next
 }
 
@@ -139,6 +140,7 @@ func (m *Module) sweep(ctx context.Context, now time.Time) time.Time {
 	// instances are at the bottom.
 	for len(m.idle) > 0 && m.live > m.limits.MinInstances && now.Sub(m.idle[0].lastUsed) >= idle {
 		drop = append(drop, m.idle[0])
+		m.idle[0] = nil // the backing array must not keep it
 		m.idle = m.idle[1:]
 		m.live--
 	}
