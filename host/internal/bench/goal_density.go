@@ -130,6 +130,10 @@ func (h *Harness) p9Warm(ctx context.Context, dense *Proc) Row {
 		return failed("P9", metric, err)
 	}
 	defer alone.Stop(30 * time.Second)
+	// The steady state: the first calls' instances and code released.
+	if err := waitIdle(ctx, dense.Addr, 5*time.Minute); err != nil {
+		return failed("P9", metric, err)
+	}
 	var ratios, denseP50, aloneP50 []float64
 	for r := range h.Rounds {
 		sides := []*Proc{dense, alone}

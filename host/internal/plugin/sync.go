@@ -117,6 +117,9 @@ func (r *Registry) sync(ctx context.Context) error {
 		return errors.New("plugin: registry is closed")
 	}
 	r.settleChecked(ctx)
+	// Validating many folders (a start) must not compete with their
+	// compiles for the cores: these wait until the scan is done.
+	defer r.rt.HoldBackground()()
 	r.mu.RLock()
 	cur := r.cur
 	r.mu.RUnlock()

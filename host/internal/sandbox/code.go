@@ -331,6 +331,11 @@ func (m *Module) loadingFault(ctx, callCtx context.Context, op *compileOp) *faul
 // error: nil when the module compiled and instantiated (or a check of the
 // same module by this host's compilation cache is on record).
 func (m *Module) Ready(ctx context.Context) error {
+	m.mu.Lock()
+	if m.op != nil && m.op.check {
+		m.rt.gate.promote(m.op.ticket) // someone waits for it now
+	}
+	m.mu.Unlock()
 	select {
 	case <-m.checked:
 	case <-ctx.Done():

@@ -13,6 +13,7 @@ type gate struct {
 	mu         sync.Mutex
 	slots      int
 	free       int
+	held       int // background waiters wait while > 0 (hold)
 	urgent     []*ticket
 	background []*ticket
 }
@@ -32,7 +33,7 @@ func newTicket(urgent bool) *ticket { return &ticket{ch: make(chan struct{}), ur
 // acquire waits for a slot for t until ctx ends.
 func (g *gate) acquire(ctx context.Context, t *ticket) error {
 	g.mu.Lock()
-	if g.free > 0 && len(g.urgent) == 0 && (t.urgent || len(g.background) == 0) {
+	if g.free > 0 && len(g.urgent) == 0 && (t.urgent || len(g.background) == 0 && g.held == 0) {
 		g.free--
 		t.granted = true
 		g.mu.Unlock()
@@ -73,6 +74,7 @@ func (g *gate) promote(t *ticket) {
 	if t.queued {
 		g.background = without(g.background, t)
 		g.urgent = append(g.urgent, t)
+		g.grantLocked() // a held background waiter may go now
 	}
 }
 
@@ -85,18 +87,44 @@ func (g *gate) release() {
 }
 
 func (g *gate) releaseLocked() {
-	var next *ticket
-	switch {
-	case len(g.urgent) > 0:
-		next, g.urgent = g.urgent[0], g.urgent[1:]
-	case len(g.background) > 0:
-		next, g.background = g.background[0], g.background[1:]
-	default:
-		g.free++
-		return
+	g.free++
+	g.grantLocked()
+}
+
+// grantLocked hands free slots to waiters: urgent ones first, background
+// ones unless held.
+func (g *gate) grantLocked() {
+	for g.free > 0 {
+		var next *ticket
+		switch {
+		case len(g.urgent) > 0:
+			next, g.urgent = g.urgent[0], g.urgent[1:]
+		case len(g.background) > 0 && g.held == 0:
+			next, g.background = g.background[0], g.background[1:]
+		default:
+			return
+		}
+		g.free--
+		next.granted, next.queued = true, false
+		close(next.ch)
 	}
-	next.granted, next.queued = true, false
-	close(next.ch)
+}
+
+// hold keeps background compiles waiting until the returned resume is
+// called (urgent ones go on).
+func (g *gate) hold() (resume func()) {
+	g.mu.Lock()
+	g.held++
+	g.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			g.held--
+			g.grantLocked()
+		})
+	}
 }
 
 // running counts the slots taken.

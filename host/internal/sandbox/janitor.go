@@ -13,9 +13,10 @@ import (
 // lean: it wakes when the next idle instance or idle code expires (never on
 // a fixed tick), closes idle instances past their module's IdleTimeout down
 // to MinInstances, releases the code of modules left with no instance and
-// no call for IdleTimeout, creates the MinInstances a module lacks, and
-// runs the Go collector after releasing code (wazero unmaps machine code in
-// a finalizer, so until a collection the memory stays mapped).
+// no call for IdleTimeout, creates the MinInstances a module lacks, keeps
+// the resident code within MaxCodeBytes, and runs the Go collector once
+// calls are quiet after code was released (wazero unmaps machine code in a
+// finalizer, so until a collection the memory stays mapped).
 type janitor struct {
 	rt   *Runtime
 	kick chan struct{}
@@ -29,8 +30,19 @@ type janitor struct {
 }
 
 // minGCInterval spaces the collections janitors run (one process may
-// hold many runtimes, and releases come in bursts).
-const minGCInterval = time.Second
+// hold many runtimes, and releases come in bursts); quietBeforeGC is how
+// long no call may have ended before one.
+const (
+	minGCInterval = time.Second
+	quietBeforeGC = time.Second
+)
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
 
 // lastGC is when a janitor last ran the collector (unix ns).
 var lastGC atomic.Int64
@@ -63,12 +75,18 @@ func (j *janitor) run() {
 		now := time.Now()
 		next := j.rt.sweep(j.rt.bg, now)
 		if j.gc.Load() {
-			if last := time.Unix(0, lastGC.Load()); now.Sub(last) >= minGCInterval {
+			// Collect once calls have been quiet for a while: under traffic
+			// the collector runs on its own (compiles allocate), and a
+			// forced collection would only slow the calls.
+			last, active := time.Unix(0, lastGC.Load()), time.Unix(0, j.rt.lastActive.Load())
+			if at := later(last.Add(minGCInterval), active.Add(quietBeforeGC)); now.Before(at) {
+				if next.IsZero() || at.Before(next) {
+					next = at
+				}
+			} else {
 				j.gc.Store(false)
 				runtime.GC()
 				lastGC.Store(time.Now().UnixNano())
-			} else if at := last.Add(minGCInterval); next.IsZero() || at.Before(next) {
-				next = at
 			}
 		}
 		if !next.IsZero() {

@@ -228,3 +228,36 @@ func TestSourceIsReadAgainAndChecked(t *testing.T) {
 		t.Errorf("a failed reload failed the module's load check: %v", err)
 	}
 }
+
+// While background compiles are held (a registry validating many folders),
+// a registered module's check waits with compile slots free, and one that
+// somebody waits for (Ready, or a call) compiles anyway; resuming lets the
+// held ones run.
+func TestHoldBackground(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rt := mustRuntimeWith(t, sandbox.RuntimeConfig{CompileWorkers: 2})
+	resume := rt.HoldBackground()
+	held, err := rt.Register(ctx, sandbox.ModuleSpec{Name: "held", Wasm: withSection(mustFixture(t, "hostile"), "held")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, "the check queued with both slots free", func() bool {
+		st := rt.Stats()
+		return st.CompilesQueued == 1 && st.CompilesRunning == 0
+	})
+	awaited, err := rt.Register(ctx, sandbox.ModuleSpec{Name: "awaited", Wasm: withSection(mustFixture(t, "hostile"), "awaited")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := awaited.Ready(ctx); err != nil {
+		t.Fatalf("a check somebody waits for did not run while held: %v", err)
+	}
+	if _, checking := held.Checking(); !checking {
+		t.Fatal("the held check ran")
+	}
+	resume()
+	if err := held.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

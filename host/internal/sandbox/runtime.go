@@ -66,11 +66,12 @@ type Runtime struct {
 	bg     context.Context // background compiles; canceled by Close
 	stopBg context.CancelFunc
 
-	useSeq    atomic.Uint64 // counts module uses (Module.useSeq)
-	codeMu    sync.Mutex
-	resident  map[*Module]uint64 // modules with code resident, and its estimate
-	codeBytes uint64
-	maxCode   uint64
+	useSeq     atomic.Uint64 // counts module uses (Module.useSeq)
+	lastActive atomic.Int64  // unix ns of the last call's end, for the janitor's collections
+	codeMu     sync.Mutex
+	resident   map[*Module]uint64 // modules with code resident, and its estimate
+	codeBytes  uint64
+	maxCode    uint64
 
 	mu        sync.Mutex
 	modules   map[*Module]struct{}
@@ -176,6 +177,12 @@ func (rt *Runtime) Stats() Stats {
 	}
 	return st
 }
+
+// HoldBackground keeps the background load checks from starting until
+// resume is called (compiles a call waits for, and Ready's, go on): a
+// caller registering many modules (a host starting) validates them without
+// compiles competing for the cores, and releases them all at once.
+func (rt *Runtime) HoldBackground() (resume func()) { return rt.gate.hold() }
 
 // ModuleSpec is what Load needs to run a module.
 type ModuleSpec struct {
