@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -154,7 +155,9 @@ func TestTimeoutReportsAppliedDeadline(t *testing.T) {
 	_, err := m.Call(ctx, "loop", nil)
 	fe := testutil.MustFault(t, err, fault.Timeout, fault.ReasonTimeout)
 	ms, _ := fe.Data["timeout_ms"].(int64)
-	if ms < 250 || ms > 350 || !strings.Contains(fe.Msg, "deadline of 300ms") {
-		t.Errorf("timeout fault %q with timeout_ms %v; want the applied 300ms deadline", fe.Msg, fe.Data["timeout_ms"])
+	// What is left of the 300ms when the call starts (a loaded machine may
+	// take a few ms to get there), never the plugin's 20s limit.
+	if ms < 250 || ms > 300 || !strings.Contains(fe.Msg, fmt.Sprintf("deadline of %dms", ms)) {
+		t.Errorf("timeout fault %q with timeout_ms %v; want the applied deadline of about 300ms", fe.Msg, fe.Data["timeout_ms"])
 	}
 }

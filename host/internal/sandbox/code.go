@@ -241,6 +241,8 @@ func (m *Module) free(ctx context.Context, insts []*instance, c *code) {
 	if c != nil {
 		c.close(ctx)
 		m.stats.codeReleased()
+	}
+	if c != nil || len(insts) > 0 {
 		m.rt.collectSoon()
 	}
 }

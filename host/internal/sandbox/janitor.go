@@ -2,7 +2,7 @@ package sandbox
 
 import (
 	"context"
-	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,9 +14,11 @@ import (
 // a fixed tick), closes idle instances past their module's IdleTimeout down
 // to MinInstances, releases the code of modules left with no instance and
 // no call for IdleTimeout, creates the MinInstances a module lacks, keeps
-// the resident code within MaxCodeBytes, and runs the Go collector once
-// calls are quiet after code was released (wazero unmaps machine code in a
-// finalizer, so until a collection the memory stays mapped).
+// the resident code within MaxCodeBytes, and, once calls are quiet after
+// something was released, runs the Go collector and returns the freed
+// memory to the OS (wazero unmaps machine code in a finalizer, so until a
+// collection it stays mapped; and Go's scavenger would return the freed
+// instances' memory only slowly).
 type janitor struct {
 	rt   *Runtime
 	kick chan struct{}
@@ -85,7 +87,7 @@ func (j *janitor) run() {
 				}
 			} else {
 				j.gc.Store(false)
-				runtime.GC()
+				debug.FreeOSMemory() // a collection, and the freed pages back to the OS now
 				lastGC.Store(time.Now().UnixNano())
 			}
 		}
