@@ -104,25 +104,37 @@ func callEach(addr string, n int) error {
 	return nil
 }
 
-// settledRSS waits for p's resident set to stop moving (or 5 s) and
-// returns it.
+// settledRSS waits for p's resident set to stop moving: every reading of
+// the last 2 s (one each 250 ms) within 1% of the newest (or 20 s pass),
+// and returns it. The window outlasts the host's own clean-up after an
+// idle spell (it returns freed memory once calls have been quiet for 1 s).
 func settledRSS(ctx context.Context, p *Proc) (uint64, error) {
-	last, err := p.RSS()
-	for end := time.Now().Add(5 * time.Second); err == nil && time.Now().Before(end); {
+	const window = 8
+	var readings []uint64
+	for end := time.Now().Add(20 * time.Second); ; {
+		cur, err := p.RSS()
+		if err != nil {
+			return 0, err
+		}
+		readings = append(readings, cur)
+		if n := len(readings); n > window {
+			readings = readings[n-window-1:]
+			stable := true
+			for _, r := range readings {
+				if diff := int64(r) - int64(cur); diff > int64(cur/100) || diff < -int64(cur/100) {
+					stable = false
+				}
+			}
+			if stable || time.Now().After(end) {
+				return cur, nil
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		case <-time.After(250 * time.Millisecond):
 		}
-		var cur uint64
-		if cur, err = p.RSS(); err == nil {
-			if diff := int64(cur) - int64(last); diff < int64(last/100) && diff > -int64(last/100) {
-				return cur, nil
-			}
-			last = cur
-		}
 	}
-	return last, err
 }
 
 // p6Idle is policy.idle_timeout in P6 and P9.
