@@ -79,6 +79,7 @@ func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*e
 		// released code is compiled again: a host serving many plugins
 		// keeps none of their bytes in memory.
 		Source: func() ([]byte, error) { return ReadInDir(dir, m.Wasm, maxBytes) },
+		SHA256: sum,
 	}
 	if r.opts.HostFunctions != nil {
 		spec.HostFunctions = r.opts.HostFunctions(m)

@@ -2,8 +2,8 @@ package sandbox_test
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"

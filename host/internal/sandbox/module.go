@@ -87,7 +87,7 @@ func newModule(rt *Runtime, spec ModuleSpec, limits Limits, info ModuleInfo, max
 		config:      spec.Config,
 		hostFns:     spec.HostFunctions,
 		source:      spec.Source,
-		digest:      sha256.Sum256(spec.Wasm),
+		digest:      spec.SHA256,
 		modCfg:      moduleConfig(spec.Name, spec.Mounts),
 		logger:      rt.logger,
 		guestLog:    newGuestLog(rt.logger, spec.Name),
@@ -96,6 +96,9 @@ func newModule(rt *Runtime, spec ModuleSpec, limits Limits, info ModuleInfo, max
 		slots:       make(chan struct{}, limits.Concurrency),
 		done:        make(chan struct{}),
 		checked:     make(chan struct{}),
+	}
+	if m.digest == ([32]byte{}) {
+		m.digest = sha256.Sum256(spec.Wasm)
 	}
 	if m.source == nil {
 		m.wasm = spec.Wasm

@@ -190,6 +190,9 @@ type ModuleSpec struct {
 	Name string
 	// Wasm is the module's binary.
 	Wasm []byte
+	// SHA256 is Wasm's SHA-256 when the caller has computed it (Source's
+	// bytes are checked against it). Optional. Default: computed.
+	SHA256 [32]byte
 	// Source reads the module's binary again when its code must be
 	// compiled after it was released (the bytes must hash to Wasm's, else
 	// that compile fails), so that the module does not keep Wasm in memory.
