@@ -308,6 +308,9 @@ func (m *Module) unpin(created bool) {
 	if created {
 		m.live++
 	}
+	if m.pins == 0 && m.closed {
+		m.unpinned.Broadcast() // Close waits for the sweeper's instance
+	}
 	m.mu.Unlock()
 }
 

@@ -224,17 +224,17 @@ func (m *Module) topUp(ctx context.Context, n int) bool {
 		}
 		inst.lastUsed = time.Now()
 		m.mu.Lock()
-		m.pins--
-		m.live++
-		closed := m.closed
-		if !closed {
-			m.idle = append(m.idle, inst)
-		}
-		m.mu.Unlock()
-		if closed {
-			m.discard(ctx, inst)
+		if m.closed { // Close waits for the pin: the instance goes first
+			m.mu.Unlock()
+			inst.close(ctx)
+			m.stats.instanceDiscarded()
+			m.unpin(false)
 			return true
 		}
+		m.pins--
+		m.live++
+		m.idle = append(m.idle, inst)
+		m.mu.Unlock()
 	}
 	return true
 }

@@ -51,7 +51,8 @@ type Module struct {
 	checkTook time.Duration // from Register to the check's end
 	idle      []*instance   // instances ready for a call; the last returned on top
 	live      int           // instances alive, idle or busy
-	pins      int           // calls creating an instance from code
+	pins      int           // calls (or the sweeper) creating an instance from code
+	unpinned  sync.Cond     // signaled (on mu) when pins drops to 0 after Close
 	closed    bool
 	lastUsed  atomic.Int64  // unix ns of the last call's end (or the code's arrival)
 	useSeq    atomic.Uint64 // the runtime's use counter then: the code budget's LRU order
@@ -97,6 +98,7 @@ func newModule(rt *Runtime, spec ModuleSpec, limits Limits, info ModuleInfo, max
 		done:        make(chan struct{}),
 		checked:     make(chan struct{}),
 	}
+	m.unpinned.L = &m.mu
 	if m.digest == ([32]byte{}) {
 		m.digest = sha256.Sum256(spec.Wasm)
 	}
@@ -338,6 +340,11 @@ func (m *Module) Close(ctx context.Context) error {
 		m.closed = true
 		if m.op != nil {
 			m.op.cancel() // a queued compile gives up, a start function stops
+		}
+		// With every slot taken no call holds the code; the sweeper may be
+		// creating a min instance from it (within Timeout): wait for it.
+		for waitErr == nil && m.pins > 0 {
+			m.unpinned.Wait()
 		}
 		insts, c := m.idle, m.code
 		m.idle, m.code = nil, nil

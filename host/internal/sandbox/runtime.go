@@ -209,8 +209,10 @@ type ModuleSpec struct {
 }
 
 // Load registers the module (see Register) and waits for its load check:
-// the module compiled and instantiated once. Its code and that instance are
-// kept for a first call (and released after Limits.IdleTimeout unused).
+// the module compiled (from the compilation cache when it is there) and
+// instantiated once, even when a check is on record. Its code and that
+// instance are kept for a first call (and released after
+// Limits.IdleTimeout unused).
 // Errors name the module; content errors wrap ErrInvalidModule and limit
 // errors wrap ErrInvalidLimits. The check's instance is created under a
 // deadline of the module's Timeout, so a start function that never
@@ -255,10 +257,10 @@ func (rt *Runtime) register(ctx context.Context, spec ModuleSpec, keep bool) (*M
 	rt.modules[m] = struct{}{} // Close waits for this Register before listing modules
 	rt.mu.Unlock()
 	m.mu.Lock()
-	if rt.isChecked(m.checkKey) {
+	if !keep && rt.isChecked(m.checkKey) { // Load wants the code and an instance: it always compiles
 		m.checkDone(nil)
 	} else {
-		m.startCompile(true, false)
+		m.startCompile(true, keep)
 	}
 	m.mu.Unlock()
 	if m.limits.MinInstances > 0 {
