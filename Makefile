@@ -5,6 +5,7 @@ BIN   := bin/skillhost
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 LISTEN ?= 127.0.0.1:8080
+DATA   ?= data
 # staticcheck is pinned; .ci/run installs this version.
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK ?= $(shell command -v staticcheck 2>/dev/null || echo $$HOME/go/bin/staticcheck)
@@ -13,17 +14,25 @@ PLUGIN_DIRS := $(patsubst %/plugin.yaml,%,$(wildcard plugins/*/plugin.yaml))
 
 .PHONY: help build plugins run test test-go test-guest fuzz-smoke lint fuzz bench soak soak-cluster clean
 
-help: ## show this help
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+help: ## show this help (variables: LISTEN=host:port, DATA=folder)
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -e 's/$$(LISTEN)/$(LISTEN)/g' -e 's/$$(DATA)/$(DATA)/g' | \
+		awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
+# build: the first build in a fresh checkout downloads and compiles every dependency (~6 min on 2
+# cores; later builds take seconds). -v prints each package as it is compiled: counted on one line on a terminal,
+# a line every 50 packages otherwise.
 build: ## build bin/skillhost
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/skillhost
+	@if [ ! -x $(BIN) ]; then echo "building $(BIN): the first build compiles every dependency (several minutes on 2 cores; later builds take seconds)"; fi
+	@set -o pipefail; $(GO) build -v -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/skillhost 2>&1 | \
+		awk '/^(#|[^ ]+\.go:|go: )/ {print; next} {n++; if (tty) printf "\r  %d packages compiled", n; else if (n % 50 == 0) {printf "  %d packages compiled...\n", n; fflush()}} \
+		END {if (n) printf "%s  %d packages compiled\n", (tty ? "\r" : ""), n}' tty=$$([ -t 1 ] && echo 1)
 
 plugins: build ## build every first-party plugin's .wasm next to its manifest
-	@for d in $(PLUGIN_DIRS); do ./$(BIN) plugin build $$d || exit 1; done
+	@n=0; total=$(words $(PLUGIN_DIRS)); for d in $(PLUGIN_DIRS); do n=$$((n+1)); echo "plugin $$n/$$total: $$d"; ./$(BIN) plugin build $$d || exit 1; done
 
-run: plugins ## build everything and serve plugins/ on $(LISTEN) with state in ./data
-	./$(BIN) serve --config examples/config/dev.yaml --listen $(LISTEN) --plugins plugins --data data
+run: plugins ## build everything and serve plugins/ on $(LISTEN) with state in $(DATA)/
+	@echo "serving plugins/ on http://$(LISTEN) with state in $(DATA)/ (the first start compiles each plugin: ~5-10 s each on 2 cores; later starts use the cache)"
+	./$(BIN) serve --config examples/config/dev.yaml --listen $(LISTEN) --plugins plugins --data $(DATA)
 
 test: test-go test-guest fuzz-smoke ## the whole test suite (CI runs exactly this)
 

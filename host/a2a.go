@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"strings"
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/a2a"
@@ -14,34 +13,17 @@ import (
 )
 
 // publicURL is the base URL published in Agent Cards.
-func (h *Host) publicURL() string {
-	if h.cfg.PublicURL != "" {
-		return strings.TrimRight(h.cfg.PublicURL, "/")
-	}
-	scheme := "http://"
-	if h.cfg.HTTP.TLSEnabled() {
-		scheme = "https://"
-	}
-	if h.ln != nil {
-		return scheme + h.ln.Addr().String()
-	}
-	return scheme + h.cfg.Listen
-}
+func (h *Host) publicURL() string { return publicBase(h.cfg, h.Addr()) }
 
 // setupA2A builds the Agent Cards and registers the A2A methods. Cards are
 // regenerated whenever the plugin set changes (hot reload).
 func (h *Host) setupA2A(ctx context.Context) error {
-	keys := h.authn.Enabled() // the card describes what HTTP enforces
-	h.cards = a2a.NewCardService(a2a.CardConfig{
-		BaseURL:    h.publicURL(),
-		Version:    h.opts.Version,
-		Stdio:      h.cfg.Stdio,
-		APIKeyAuth: keys,
-		BearerAuth: keys,
-		Push:       true,
-	}, h.registry.Snapshot, a2a.CardServiceOptions{Logger: h.log, Signer: h.signer, ExtendedCard: true})
+	h.cards = newCardService(h.cfg, h.opts.Version, h.publicURL(), h.authn.Enabled(), h.registry.Snapshot, h.signer, h.log)
 	h.registry.OnChange(h.cards.Update)
-	tasks, err := a2a.OpenTaskStore(ctx, h.store, a2a.TaskStoreConfig{MaxListBytes: int64(h.cfg.A2A.MaxListBytes), Logger: h.log, Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName)})
+	ac := h.cfg.A2A
+	tasks, err := a2a.OpenTaskStore(ctx, h.store, a2a.TaskStoreConfig{MaxListBytes: int64(ac.MaxListBytes), Logger: h.log,
+		Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName), MaxBytes: int64(ac.MaxBucket),
+		MaxPerKey: ac.MaxTasksPerKey, MaxBytesPerKey: int64(ac.MaxTaskBytesPerKey), Reserve: int64(ac.Reserve)})
 	if err != nil {
 		return fmt.Errorf("a2a task store: %w", err)
 	}
@@ -57,8 +39,8 @@ func (h *Host) setupA2A(ctx context.Context) error {
 	pc := h.cfg.A2A.Push
 	pushNet := h.parts.Net // http_fetch's dial guard (net.allow_private), with the push timeout
 	pushNet.Timeout = pc.Timeout
-	push, err := a2a.OpenPush(ctx, h.store, a2a.PushOptions{Net: pushNet, MaxPerTask: pc.MaxPerTask, MaxPerKey: pc.MaxPerKey,
-		MaxAttempts: pc.MaxAttempts, MaxPending: pc.MaxPending, Logger: h.log})
+	push, err := a2a.OpenPush(ctx, h.store, a2a.PushOptions{Delivery: h.delivery, Net: pushNet, MaxPerTask: pc.MaxPerTask, MaxPerKey: pc.MaxPerKey,
+		MaxAttempts: pc.MaxAttempts, Logger: h.log})
 	if err != nil {
 		return fmt.Errorf("a2a push: %w", err)
 	}
@@ -78,6 +60,8 @@ func (h *Host) setupA2A(ctx context.Context) error {
 		Guard:            h.guard,
 		Contexts:         contexts,
 		Push:             push,
+		MaxStreams:       h.cfg.A2A.MaxStreams,
+		MaxStreamsPerKey: shareOrNone(h.cfg.A2A.MaxStreamsPerKey),
 	})
 	if err != nil {
 		return fmt.Errorf("a2a service: %w", err)
@@ -85,7 +69,8 @@ func (h *Host) setupA2A(ctx context.Context) error {
 	a2a.Register(h.engine, h.tasks)
 	h.rest = a2a.NewREST(h.engine, h.log)
 	// MCP tools: the same skills, from the same manifests, through the same engine.
-	h.mcp = mcp.New(mcp.Config{Invoker: h.engine, Snapshot: h.registry.Snapshot, Version: h.opts.Version, Logger: h.log})
+	h.mcp = mcp.New(mcp.Config{Invoker: h.engine, Snapshot: h.registry.Snapshot, Version: h.opts.Version, Logger: h.log,
+		MaxSessions: h.cfg.MCP.MaxSessions, MaxSessionsPerKey: shareOrNone(h.cfg.MCP.MaxSessionsPerKey)})
 	h.registry.OnChange(h.mcp.Update)
 	return nil
 }

@@ -19,8 +19,9 @@ import (
 const stdioPrincipal = "stdio"
 
 // authorize is the engine middleware that applies the principal's method
-// scopes (every batch element on its own), its rate limit and its cap on
-// running calls (an A2A task holds its slot itself, while it runs), and writes the audit line of every refusal for
+// scopes (every batch element on its own), its rate limit and the caps on
+// running calls — its key's share and the host's (an A2A task holds its
+// slot itself, while it runs) — and writes the audit line of every refusal for
 // credentials or scopes, including those a handler returns (a skill out of
 // scope).
 func authorize(log *slog.Logger, guard *auth.Guard) func(method string, next jsonrpc.Handler) jsonrpc.Handler {

@@ -9,9 +9,7 @@ import (
 	"strings"
 
 	"github.com/skillhost/skillhost/host/config"
-	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/assemble"
-	"github.com/skillhost/skillhost/host/internal/identity"
 )
 
 // CardOptions say which card Card renders and where it may cache compiled plugins.
@@ -45,22 +43,20 @@ func Card(ctx context.Context, cfg config.Config, opts CardOptions) (card []byte
 	if err := reg.LoadDir(ctx, cfg.Plugins); err != nil {
 		problems = strings.Split(err.Error(), "\n")
 	}
-	base := cfg.PublicURL
-	if base == "" && cfg.Listen != "" {
-		base = "http://" + cfg.Listen
-	}
+	base := publicBase(cfg, nil)
 	keys, err := assemble.Keys(cfg.Identity, nil)
 	if err != nil {
 		return nil, problems, err
 	}
-	var signer *identity.Signer
-	if len(keys) > 0 {
-		if signer, err = identity.NewSigner(keys, strings.TrimRight(base, "/")+identity.JWKSPath); err != nil {
-			return nil, problems, err
-		}
+	signer, err := newSigner(keys, base)
+	if err != nil {
+		return nil, problems, fmt.Errorf("config identity.key_file: %w", err)
 	}
-	cards := a2a.NewCardService(a2a.CardConfig{BaseURL: base, Version: opts.Version, Stdio: cfg.Stdio},
-		reg.Snapshot, a2a.CardServiceOptions{Logger: quiet, Signer: signer})
+	apiKeys, err := cfg.Auth.KeySet()
+	if err != nil {
+		return nil, problems, err
+	}
+	cards := newCardService(cfg, opts.Version, base, apiKeys.Len() > 0, reg.Snapshot, signer, quiet)
 	if opts.Agent != "" {
 		card, _, err = cards.AgentCard(ctx, opts.Agent)
 	} else {

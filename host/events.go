@@ -11,10 +11,11 @@ import (
 // setupEvents opens the event stream that plan progress and agent
 // notifications go to (and GET /events reads).
 func (h *Host) setupEvents(ctx context.Context) error {
-	bus, err := events.Open(ctx, h.store.JetStream(), events.Config{
+	bus, err := events.Open(ctx, h.store, events.Config{
 		Retention: h.cfg.Events.Retention, MaxBytes: int64(h.cfg.Events.MaxBytes),
 		DedupeWindow: h.cfg.Events.DedupeWindow, MaxSubscribers: h.cfg.Events.MaxSubscribers,
-		Replicas: h.store.Replicas(),
+		MaxSubscribersPerKey: shareOrNone(h.cfg.Events.MaxSubscribersPerKey),
+		Replicas:             h.store.Replicas(),
 	})
 	if err != nil {
 		return fmt.Errorf("events: %w", err)

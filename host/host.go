@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -21,12 +22,14 @@ import (
 	"github.com/skillhost/skillhost/host/internal/assemble"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/dashboard"
+	"github.com/skillhost/skillhost/host/internal/delivery"
 	"github.com/skillhost/skillhost/host/internal/events"
 	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/mcp"
 	"github.com/skillhost/skillhost/host/internal/metrics"
 	"github.com/skillhost/skillhost/host/internal/notify"
+	"github.com/skillhost/skillhost/host/internal/oci"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/rpc"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
@@ -62,12 +65,14 @@ type Host struct {
 	cards    *a2a.CardService
 	signer   *identity.Signer // nil without identity.key_file
 	tasks    *a2a.Service
+	delivery *delivery.Service // push notifications and plan webhooks
 	rest     *a2a.REST
 	mcp      *mcp.Server
 	authn    *auth.Authenticator
 	guard    *auth.Guard
 	http     *httpx.Server
 	ln       net.Listener
+	oci      *oci.Mirror // nil without sources.oci
 
 	served atomic.Bool // Serve took over the listener
 
@@ -117,6 +122,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	// plugin has compiled.
 	if cfg.Listen != "" {
 		if h.ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return nil, fmt.Errorf("listen %s: %w (another process serves this port: stop it, or choose another with --listen; with make: make run LISTEN=127.0.0.1:8081)", cfg.Listen, err)
+			}
 			return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 		}
 		h.warnWildcard()
@@ -128,7 +136,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 		h.tracer = h.traces.Tracer("github.com/skillhost/skillhost/host")
 		h.log.Info("tracing: spans are exported over OTLP/HTTP", "endpoint", cfg.Tracing.OTLPEndpoint, "sample_ratio", cfg.Tracing.SampleRatio)
 	}
-	h.guard = auth.NewGuard(nil)
+	h.guard = auth.NewGuard(nil, auth.MaxRunning(cfg.RPC.MaxRunningCalls))
 	remoteMetrics := metrics.NewRemote(h.metrics.Registry())
 	if h.parts, err = assemble.New(ctx, assemble.Spec{
 		Config: cfg, Store: assemble.DataStore, CacheDir: filepath.Join(cfg.Data, "wazero-cache"), Logger: h.log,
@@ -140,7 +148,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	h.store, h.runtime, h.registry = h.parts.Store, h.parts.Runtime, h.parts.Registry
 	h.registry.OnChange(h.observer.plugins)
 	h.admin = admin.New(admin.Deps{Registry: h.registry, Runtime: h.runtime, Metrics: h.metrics, Failures: h.failures,
-		Version: opts.Version, PublishedDir: filepath.Join(cfg.Data, publishedDir), Ready: h.store.Ready})
+		Version: opts.Version, PublishedDir: filepath.Join(cfg.Data, publishedDir), Ready: h.store.Ready,
+		OCIDir: filepath.Join(cfg.Data, ociDir), Sources: h.ociStates, Settings: h.parts.Settings.View})
 	h.metrics.Watch(h.admin.Metrics())
 	signingKeys, err := assemble.Keys(cfg.Identity, h.log)
 	if err != nil {
@@ -151,6 +160,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 		return nil, err
 	}
 	if err := h.setupPublished(ctx); err != nil { // after the local folder: a local plugin wins a name
+		return nil, err
+	}
+	if err := h.setupOCI(ctx); err != nil {
 		return nil, err
 	}
 	h.authn = auth.NewAuthenticator(keys, tokenStore{h.store})
@@ -178,6 +190,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 	if err := h.setupIdentity(signingKeys); err != nil {
 		return nil, err
 	}
+	h.setupDelivery()
 	if err := h.setupA2A(ctx); err != nil {
 		return nil, err
 	}
@@ -193,12 +206,14 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 		h.http = httpx.New(httpx.Config{
 			Version: opts.Version, BodyLimit: int(cfg.HTTP.BodyLimit), ReadTimeout: cfg.HTTP.ReadTimeout,
 			WriteTimeout: cfg.HTTP.WriteTimeout, IdleTimeout: cfg.HTTP.IdleTimeout, MaxConns: cfg.HTTP.MaxConns,
+			MaxConnsPerAddr: shareOrNone(cfg.HTTP.MaxConnsPerAddr), ReservedConns: shareOrNone(cfg.HTTP.ReservedConns),
 			Auth: h.authn, TLS: tlsCfg, PublicURL: h.publicURL(), AllowedOrigins: origins, AllowedHosts: cfg.HTTP.AllowedHosts,
 			Pprof: cfg.HTTP.Pprof, Events: h.eventSource(), Logger: h.log, Ready: h.store.Ready,
 			Admin: h.adminDocs(), UI: dashboard.Assets, JWKS: h.jwks(), Access: h.httpAccess, AgentMethods: a2a.IsMethod,
 			RESTPath: a2a.RESTPath, REST: h.serveREST, MCP: h.mcp.Handler(),
 		}, h.engine, h.cards, h.metrics.Handler())
 	}
+	h.metrics.WatchShares(h.shareMetrics)
 	return h, nil
 }
 
@@ -237,6 +252,8 @@ func (h *Host) adminDocs() map[string]func(context.Context) any {
 		"plugins":  func(context.Context) any { return h.admin.Plugins() },
 		"pool":     func(context.Context) any { return h.admin.Pool() },
 		"failures": func(context.Context) any { return h.admin.Failures() },
+		"history":  func(context.Context) any { return h.admin.History() },
+		"shares":   h.sharesDoc,
 	}
 }
 

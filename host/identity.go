@@ -11,12 +11,12 @@ import (
 // the JWS header's jku names the JWKS under the public URL. No keys: no
 // signer, nothing is signed.
 func (h *Host) setupIdentity(keys []*identity.PrivateKey) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	s, err := identity.NewSigner(keys, h.publicURL()+identity.JWKSPath)
+	s, err := newSigner(keys, h.publicURL())
 	if err != nil {
 		return fmt.Errorf("config identity.key_file: %w", err)
+	}
+	if s == nil {
+		return nil
 	}
 	h.signer = s
 	for _, k := range s.Keys() {

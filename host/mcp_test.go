@@ -197,6 +197,18 @@ func TestMCPWithKeys(t *testing.T) {
 		t.Fatalf("connect with a key: %v", err)
 	}
 	defer cs.Close()
+	// tools/list shows what the key may call, as the extended card does.
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	if diff := cmp.Diff([]string{"echo"}, names); diff != "" {
+		t.Errorf("tools/list for a key with skill:echo (-want +got):\n%s", diff)
+	}
 	if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"a": 1.0}}); err != nil || res.IsError {
 		t.Fatalf("echo in scope: %+v, %v", res, err)
 	}

@@ -17,7 +17,7 @@ import (
 // close.
 func (h *Host) setupPlans(ctx context.Context) error {
 	hooks := plan.NewWebhooks(plan.WebhookConfig{
-		Secret: h.cfg.Plans.WebhookSecret, Net: h.parts.Net, Attempts: h.cfg.Plans.WebhookAttempts,
+		Delivery: h.delivery, Secret: h.cfg.Plans.WebhookSecret, Net: h.parts.Net, Attempts: h.cfg.Plans.WebhookAttempts,
 	})
 	steps := agents.StepExecutor{Local: plan.NewLocalExecutor(h.registry), Router: h.parts.Router, Provenance: h.signer != nil}
 	m, err := plan.Open(ctx, plan.Deps{Store: h.store, Skills: h.registry, Executor: steps, Sessions: h.store, Events: h.events, Webhooks: hooks, Logger: h.log,
@@ -30,10 +30,14 @@ func (h *Host) setupPlans(ctx context.Context) error {
 			MaxRecordBytes:     int(h.cfg.Plans.MaxRecord),
 			Workers:            h.cfg.Plans.Workers,
 			MaxDeliver:         h.cfg.Plans.MaxDeliver,
+			MaxCrashes:         h.cfg.Plans.MaxCrashes,
 			AckWait:            h.cfg.Plans.AckWait,
 			Retention:          h.cfg.Plans.Retention,
 			MaxBucketBytes:     int64(h.cfg.Plans.MaxBucket),
 			MaxPlanTimeout:     h.cfg.Plans.MaxTimeout,
+			MaxPerKey:          h.cfg.Plans.MaxPerKey,
+			MaxBytesPerKey:     int64(h.cfg.Plans.MaxBytesPerKey),
+			Reserve:            int64(h.cfg.Plans.Reserve),
 		})
 	if err != nil {
 		return fmt.Errorf("plans: %w", err)

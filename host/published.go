@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/store"
@@ -58,10 +56,9 @@ func (h *Host) setupPublished(ctx context.Context) error {
 	return nil
 }
 
-func publishedStore(ctx context.Context, st *store.Store) (jetstream.ObjectStore, error) {
-	obj, err := st.ObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: plugin.PublishedBucket, Description: "skillhost plugins served by every host (skillhost plugin publish)",
-		Storage: jetstream.FileStorage,
+func publishedStore(ctx context.Context, st *store.Store) (*store.Objects, error) {
+	obj, err := st.OpenObjects(ctx, store.ObjectsConfig{
+		Name: plugin.PublishedBucket, Description: "skillhost plugins served by every host (skillhost plugin publish)",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("published plugins: %w", err)
@@ -91,7 +88,7 @@ func PublishPlugin(ctx context.Context, dir string, opts PublishOptions) (string
 		return "", err
 	}
 	var name string
-	err := withPublished(ctx, opts, func(obj jetstream.ObjectStore) error {
+	err := withPublished(ctx, opts, func(obj *store.Objects) error {
 		var err error
 		name, err = plugin.Publish(ctx, obj, dir, opts.MaxModuleBytes)
 		return err
@@ -102,7 +99,7 @@ func PublishPlugin(ctx context.Context, dir string, opts PublishOptions) (string
 // UnpublishPlugin deletes the published plugin name from the cluster at
 // opts.NATS; every host unloads it.
 func UnpublishPlugin(ctx context.Context, name string, opts PublishOptions) error {
-	return withPublished(ctx, opts, func(obj jetstream.ObjectStore) error {
+	return withPublished(ctx, opts, func(obj *store.Objects) error {
 		return plugin.Unpublish(ctx, obj, name)
 	})
 }
@@ -110,7 +107,7 @@ func UnpublishPlugin(ctx context.Context, name string, opts PublishOptions) erro
 // ErrNotPublished is UnpublishPlugin's error for a plugin not published.
 var ErrNotPublished = plugin.ErrNotPublished
 
-func withPublished(ctx context.Context, opts PublishOptions, f func(jetstream.ObjectStore) error) error {
+func withPublished(ctx context.Context, opts PublishOptions, f func(*store.Objects) error) error {
 	if opts.NATS == "" {
 		return errors.New("publishing needs the cluster's NATS URL (--nats)")
 	}

@@ -36,8 +36,8 @@ func TestNewFailsAtOnceOnPortClash(t *testing.T) {
 		_ = h.Close(context.Background())
 		t.Fatal("host.New succeeded on a port in use")
 	}
-	if !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "listen "+cfg.Listen) {
-		t.Errorf("error = %v, want listen %s: address already in use", err, cfg.Listen)
+	if !errors.Is(err, syscall.EADDRINUSE) || !strings.Contains(err.Error(), "listen "+cfg.Listen) || !strings.Contains(err.Error(), "--listen") {
+		t.Errorf("error = %v, want listen %s: address already in use, with the way out (--listen)", err, cfg.Listen)
 	}
 	if _, serr := os.Stat(cfg.Data); !os.IsNotExist(serr) {
 		t.Errorf("data folder %s exists (%v): the store opened before the listener was bound", cfg.Data, serr)

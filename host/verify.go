@@ -78,7 +78,7 @@ func VerifyTask(doc []byte, keys VerifyKeys) (Verification, error) {
 	var id struct {
 		ID string `json:"id"`
 	}
-	_ = json.Unmarshal(task, &id)
+	_ = identity.Decode(task, &id)
 	out := Verification{TaskID: id.ID, Valid: rep.Valid, Links: rep.Links, Head: rep.Head, Signers: rep.Signers}
 	if f := rep.Failure; f != nil {
 		out.Failure = &VerificationFailure{Link: f.Link, Subject: f.Subject, Field: f.Field, Reason: f.Reason}
@@ -90,7 +90,7 @@ func VerifyTask(doc []byte, keys VerifyKeys) (Verification, error) {
 func unwrapTask(doc []byte) ([]byte, error) {
 	for range 3 {
 		var m map[string]json.RawMessage
-		if err := json.Unmarshal(doc, &m); err != nil {
+		if err := identity.Decode(doc, &m); err != nil {
 			return nil, fmt.Errorf("not a JSON object: %w", err)
 		}
 		if _, ok := m["id"]; ok {

@@ -41,7 +41,11 @@ func (a *adminCmd) get(ctx context.Context, doc string, v any) ([]byte, error) {
 	}
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/rpc") + "/admin/" + doc
 	u.RawQuery, u.Fragment = "", ""
-	body, err := client.Get(ctx, nil, u.String(), client.WithAPIKey(a.to.apiKey))
+	hc, err := a.to.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	body, err := client.Get(ctx, hc, u.String(), client.WithAPIKey(a.to.apiKey))
 	var fe *fault.Error
 	if errors.As(err, &fe) { // refused: 401, 403, 429
 		return nil, fmt.Errorf("GET %s: %d %s (reason %s)", u, fe.Kind.Code(), fe.Message(), fe.Reason)
@@ -108,14 +112,34 @@ type pluginsDoc struct {
 		Skills []struct {
 			ID string `json:"id"`
 		} `json:"skills"`
+		OCI *struct {
+			Ref    string `json:"ref"`
+			Digest string `json:"digest"`
+		} `json:"oci"`
+		Settings *struct {
+			Config  []string          `json:"config"`
+			Secrets map[string]string `json:"secrets"`
+		} `json:"settings"`
 	} `json:"plugins"`
 }
 
 func printPlugins(w io.Writer, doc pluginsDoc) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tVERSION\tSTATE\tSOURCE\tSKILLS\tTIMEOUT\tMEMORY\tOUTPUT\tCONCURRENCY\tREVISION\tDIGEST\tSIGNER")
-	var problems []string
+	var problems, pulled, settings []string
 	for _, p := range doc.Plugins {
+		if p.OCI != nil {
+			pulled = append(pulled, fmt.Sprintf("  %s  %s  %s", p.Name, p.OCI.Ref, dash(p.OCI.Digest)))
+		}
+		if s := p.Settings; s != nil {
+			secrets := make([]string, 0, len(s.Secrets))
+			for k, v := range s.Secrets {
+				secrets = append(secrets, k+"="+v)
+			}
+			sort.Strings(secrets)
+			settings = append(settings, fmt.Sprintf("  %s  config: %s  secrets: %s", p.Name,
+				dash(strings.Join(s.Config, ",")), dash(strings.Join(secrets, ","))))
+		}
 		skills := make([]string, 0, len(p.Skills))
 		for _, s := range p.Skills {
 			skills = append(skills, s.ID)
@@ -148,6 +172,12 @@ func printPlugins(w io.Writer, doc pluginsDoc) {
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\n%d plugin folder(s), registry revision %d\n", len(doc.Plugins), doc.Revision)
+	if len(pulled) > 0 {
+		fmt.Fprintf(w, "\nfrom OCI registries (sources.oci):\n%s\n", strings.Join(pulled, "\n"))
+	}
+	if len(settings) > 0 {
+		fmt.Fprintf(w, "\noperator settings (plugins.<name>; values are never shown):\n%s\n", strings.Join(settings, "\n"))
+	}
 	if len(problems) > 0 {
 		fmt.Fprintf(w, "\nproblems:\n%s\n", strings.Join(problems, "\n"))
 	}

@@ -44,7 +44,11 @@ func newCallCmd() *cobra.Command {
 			defer cancel()
 			var result json.RawMessage
 			var raw []byte // the response as received, to print an error unchanged
-			doer := client.HTTP(endpoint, nil, client.WithAPIKey(to.apiKey))
+			hc, err := to.httpClient()
+			if err != nil {
+				return err
+			}
+			doer := client.HTTP(endpoint, hc, client.WithAPIKey(to.apiKey))
 			err = client.Call(ctx, func(ctx context.Context, body []byte) ([]byte, error) {
 				out, err := doer(ctx, body)
 				raw = out

@@ -67,7 +67,7 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-var urlLine = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+)`)
+var urlLine = regexp.MustCompile(`url=(https?://127\.0\.0\.1:\d+)`)
 
 // startHost runs `skillhost serve` on a free loopback port with the given
 // data and plugin folders and waits until /health answers.
@@ -82,20 +82,34 @@ func startHost(t *testing.T, data, plugins string, extra ...string) *hostProc {
 func startServe(t *testing.T, cmd *exec.Cmd) *hostProc {
 	t.Helper()
 	p := launch(t, cmd)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(p.url + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return p
-			}
+	var err error
+	if !pollEvery(30*time.Second, 50*time.Millisecond, func() bool {
+		var resp *http.Response
+		if resp, err = http.Get(p.url + "/health"); err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("health never answered: %v\n%s", err, p.stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	}) {
+		t.Fatalf("health never answered: %v\n%s", err, p.stderr.String())
 	}
+	return p
+}
+
+// pollEvery checks cond every every until it holds (true) or within has
+// passed (false). It is host/internal/testutil.PollEvery, which this
+// package cannot import.
+func pollEvery(within, every time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		<-tick.C
+	}
+	return true
 }
 
 // launch starts cmd, a `skillhost serve --listen 127.0.0.1:0 …`, and waits
@@ -227,6 +241,7 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"bad params json", []string{"call", "--url", "http://127.0.0.1:1", "m", "{nope"}, 2},
 		{"unknown flag", []string{"serve", "--nope"}, 2},
 		{"unknown command", []string{"frobnicate"}, 2},
+		{"missing plugin folder", []string{"serve", "--plugins", "/no/such/dir", "--listen", "127.0.0.1:0", "--data", "/no/such/data"}, 2},
 		{"unreachable host", []string{"call", "--url", "http://127.0.0.1:1", "m"}, 1},
 		{"version", []string{"version"}, 0},
 	}
@@ -236,6 +251,9 @@ func TestCLIUsageErrors(t *testing.T) {
 			_, stderr, code := runCLI(t, tt.args...)
 			if code != tt.want {
 				t.Errorf("exit code %d, want %d (stderr %q)", code, tt.want, stderr)
+			}
+			if tt.name == "missing plugin folder" && !strings.Contains(stderr, "--plugins /no/such/dir") {
+				t.Errorf("stderr should name the flag: %q", stderr)
 			}
 			if code != 0 && strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 				t.Errorf("stderr should be one line, got %q", stderr)

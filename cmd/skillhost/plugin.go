@@ -34,7 +34,7 @@ In another language: plugin new NAME --lang assemblyscript (npm) or --lang wat (
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newPluginNewCmd(), newPluginBuildCmd(), newPluginInspectCmd(), newPluginValidateCmd(), newPluginTestCmd(),
-		newPluginPublishCmd(), newPluginUnpublishCmd(), newPluginSignCmd(), newPluginVerifyCmd())
+		newPluginPublishCmd(), newPluginUnpublishCmd(), newPluginSignCmd(), newPluginVerifyCmd(), newPluginPushCmd(), newPluginPullCmd())
 	return cmd
 }
 

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -53,6 +55,9 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	if local && !flags.Changed("listen") && !listenConfigured(file) {
 		cfg.Listen = ""
 	}
+	if err := pluginFolderExists(cfg.Plugins); err != nil {
+		return err
+	}
 	logger := newLogger(cfg.Log)
 	slog.SetDefault(logger)
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -63,6 +68,22 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	}
 	if err := h.Serve(ctx); err != nil {
 		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// pluginFolderExists refuses a plugin folder that is missing or not a
+// folder (a mistyped --plugins would otherwise serve a healthy host with no
+// skills). A new, empty folder is made on purpose: mkdir, then serve.
+func pluginFolderExists(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usagef("--plugins %s: no such folder (create it first, e.g. mkdir -p %s, to start with no plugins)", dir, dir)
+	case err != nil:
+		return usagef("--plugins %s: %v", dir, err)
+	case !fi.IsDir():
+		return usagef("--plugins %s: not a folder", dir)
 	}
 	return nil
 }

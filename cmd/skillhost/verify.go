@@ -57,7 +57,11 @@ Exit status: 0 valid, 1 invalid or unreadable, 2 usage.`,
 				}
 			default:
 				base := strings.TrimSuffix(strings.TrimRight(to.url, "/"), "/rpc")
-				if keys.JWKS, err = client.Get(ctx, nil, base+"/.well-known/jwks.json"); err != nil {
+				hc, err := to.httpClient()
+				if err != nil {
+					return err
+				}
+				if keys.JWKS, err = client.Get(ctx, hc, base+"/.well-known/jwks.json"); err != nil {
 					return fmt.Errorf("reading the host's JWKS (or give --pub / --jwks): %w", plainHTTP(err))
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "skillhost: note: keys from %s itself; pin them with --pub to trust them\n", base)
@@ -92,8 +96,12 @@ func readTask(ctx context.Context, cmd *cobra.Command, args []string, id string,
 		if err != nil {
 			return nil, usagef("--url %v", err)
 		}
+		hc, err := to.httpClient()
+		if err != nil {
+			return nil, err
+		}
 		var task json.RawMessage
-		err = client.Call(ctx, client.HTTP(endpoint, nil, client.WithAPIKey(to.apiKey)), "GetTask", map[string]any{"id": id}, &task)
+		err = client.Call(ctx, client.HTTP(endpoint, hc, client.WithAPIKey(to.apiKey)), "GetTask", map[string]any{"id": id}, &task)
 		if err != nil {
 			return nil, fmt.Errorf("GetTask %s: %w", id, plainHTTP(err))
 		}

@@ -3,7 +3,10 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -171,4 +174,24 @@ func (e *HTTPError) Error() string {
 		return msg + " (empty body)"
 	}
 	return msg + ": " + e.Body
+}
+
+// NewHTTPClient returns an HTTP client that trusts the system's
+// certificate authorities and, when caPEM is not empty, those PEM
+// certificates too (a host whose certificate a private CA signed). It is
+// what the CLI's --cacert builds.
+func NewHTTPClient(caPEM []byte) (*http.Client, error) {
+	if len(caPEM) == 0 {
+		return http.DefaultClient, nil
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, errors.New("no PEM certificate found")
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}
+	return &http.Client{Transport: tr}, nil
 }

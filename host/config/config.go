@@ -41,7 +41,12 @@ type Config struct {
 	Plans   Plans   `koanf:"plans"`
 	Auth    Auth    `koanf:"auth"`
 	A2A     A2A     `koanf:"a2a"`
-	Events  Events  `koanf:"events"`
+	// Delivery bounds the outbound deliveries (push notifications, plan
+	// webhooks) per key, per destination and on the host.
+	Delivery Delivery `koanf:"delivery"`
+	Events   Events   `koanf:"events"`
+	// MCP configures the MCP sessions of POST /mcp.
+	MCP MCP `koanf:"mcp"`
 	// Tracing exports OpenTelemetry spans (off by default).
 	Tracing Tracing `koanf:"tracing"`
 	// Identity is the host's signing keys (cards, task provenance).
@@ -50,6 +55,13 @@ type Config struct {
 	Trust Trust `koanf:"trust"`
 	// Agents configures remote A2A peers and nested agent calls.
 	Agents Agents `koanf:"agents"`
+	// Sources are plugin sources besides the plugin folder (OCI
+	// registries).
+	Sources PluginSources `koanf:"sources"`
+	// PluginSettings are the operator's per-plugin settings, the YAML
+	// file's plugins.<name> sections (when `plugins` is a mapping; its
+	// entry "dir" is then the plugin folder), by plugin name. Default: none.
+	PluginSettings map[string]PluginSettings `koanf:"-"`
 }
 
 // Tracing configures OpenTelemetry tracing: a span per JSON-RPC call and
@@ -139,8 +151,28 @@ type A2A struct {
 	// ContextIdle closes an A2A context (the session its messages share)
 	// unused this long.
 	ContextIdle time.Duration `koanf:"context_idle"`
+	// MaxBucket caps the disk of the tasks bucket (a changed size applies
+	// to the existing bucket at the next start).
+	MaxBucket ByteSize `koanf:"max_bucket"`
+	// MaxTasksPerKey caps the tasks one API key (with its session tokens)
+	// has stored; a new task beyond it is -32106 key_quota.
+	MaxTasksPerKey int `koanf:"max_tasks_per_key"`
+	// MaxTaskBytesPerKey caps the bytes of one key's stored tasks, a
+	// running task counted at the largest task record; 0 = a quarter of
+	// MaxBucket.
+	MaxTaskBytesPerKey ByteSize `koanf:"max_task_bytes_per_key"`
+	// Reserve is the room in the tasks bucket that new tasks leave for the
+	// records of running ones (a new task beyond it is -32106
+	// storage_full); 0 = an eighth of MaxBucket.
+	Reserve ByteSize `koanf:"reserve"`
 	// Push configures push notifications.
 	Push Push `koanf:"push"`
+	// MaxStreams caps the task streams (SendStreamingMessage,
+	// SubscribeToTask, their v0.3 names and REST routes) open at once on
+	// this host.
+	MaxStreams int `koanf:"max_streams"`
+	// MaxStreamsPerKey caps those one key holds (0: no per-key share).
+	MaxStreamsPerKey int `koanf:"max_streams_per_key"`
 }
 
 // Push configures A2A push notifications: task updates POSTed to the
@@ -155,9 +187,30 @@ type Push struct {
 	Timeout time.Duration `koanf:"timeout"`
 	// MaxAttempts bounds the POSTs of one update (retried with backoff).
 	MaxAttempts int `koanf:"max_attempts"`
-	// MaxPending caps the updates waiting to be delivered on one host;
-	// beyond it an update is dropped (and logged).
+	// MaxPending caps the push updates waiting to be delivered on one host
+	// (within delivery.max_pending); beyond it the submitting key's oldest
+	// waiting update is dropped (counted and logged).
 	MaxPending int `koanf:"max_pending"`
+}
+
+// Delivery configures the outbound delivery service that POSTs A2A push
+// notifications and plan webhooks (README "Outbound deliveries").
+type Delivery struct {
+	// MaxPending caps the deliveries waiting on one host, all keys
+	// together; past it the submitting key loses its own oldest waiting
+	// push update (a webhook waits in its stream instead).
+	MaxPending int `koanf:"max_pending"`
+	// MaxPendingPerKey caps the deliveries of one key waiting on one host,
+	// the same way.
+	MaxPendingPerKey int `koanf:"max_pending_per_key"`
+	// ConcurrentPerDestination caps the POSTs to one destination (scheme,
+	// host and port) running at once: a receiver that never answers holds
+	// no more.
+	ConcurrentPerDestination int `koanf:"concurrent_per_destination"`
+	// ConcurrentPerKey caps the POSTs of one key running at once.
+	ConcurrentPerKey int `koanf:"concurrent_per_key"`
+	// MaxConcurrent caps the POSTs running at once on one host.
+	MaxConcurrent int `koanf:"max_concurrent"`
 }
 
 // TLS is the certificate and key of the HTTPS listener (PEM files).
@@ -173,6 +226,9 @@ type Events struct {
 	MaxBytes       ByteSize      `koanf:"max_bytes"`
 	DedupeWindow   time.Duration `koanf:"dedupe_window"`
 	MaxSubscribers int           `koanf:"max_subscribers"`
+	// MaxSubscribersPerKey caps the GET /events streams one key holds
+	// (0: no per-key share).
+	MaxSubscribersPerKey int `koanf:"max_subscribers_per_key"`
 }
 
 // Plans configures plan execution (`_cleveragents/plan/*`).
@@ -191,6 +247,20 @@ type Plans struct {
 	WebhookSecret string `koanf:"webhook_secret"`
 	// WebhookAttempts bounds the delivery attempts of one webhook.
 	WebhookAttempts int `koanf:"webhook_attempts"`
+	// MaxCrashes is how often a plan step may be running when its host dies
+	// before it is quarantined (the plan fails with reason quarantined
+	// instead of the step running again). Default: 2.
+	MaxCrashes int `koanf:"max_crashes"`
+	// MaxPerKey caps the plans one API key (with its session tokens) has
+	// stored; plan/create beyond it is -32106 key_quota.
+	MaxPerKey int `koanf:"max_per_key"`
+	// MaxBytesPerKey caps the bytes of one key's stored plans, an
+	// executing plan counted at MaxRecord; 0 = a quarter of MaxBucket.
+	MaxBytesPerKey ByteSize `koanf:"max_bytes_per_key"`
+	// Reserve is the room in the plans bucket that plan/create and
+	// plan/execute leave for the checkpoints of executing plans; 0 = an
+	// eighth of MaxBucket.
+	Reserve ByteSize `koanf:"reserve"`
 }
 
 // Log configures logging (to stderr).
@@ -211,6 +281,14 @@ type HTTP struct {
 	IdleTimeout     time.Duration `koanf:"idle_timeout"`
 	ShutdownTimeout time.Duration `koanf:"shutdown_timeout"`
 	MaxConns        int           `koanf:"max_conns"`
+	// MaxConnsPerAddr caps the connections of one client address (IPv6:
+	// one /64) within MaxConns (0: no per-address share, e.g. behind a
+	// proxy).
+	MaxConnsPerAddr int `koanf:"max_conns_per_addr"`
+	// ReservedConns are connections past MaxConns (or past an address's
+	// share) that are answered only on /health and the public documents
+	// (cards, JWKS), then closed: a full host still answers its health.
+	ReservedConns int `koanf:"reserved_conns"`
 	// TLS serves HTTPS (TLS 1.2+) when both files are set.
 	TLS TLS `koanf:"tls"`
 	// AllowInsecureRemote permits plain HTTP on a non-loopback listen
@@ -241,6 +319,10 @@ type RPC struct {
 	// together until they are written; a response past it gets -32106
 	// response_budget.
 	ResponseBudget ByteSize `koanf:"response_budget"`
+	// MaxRunningCalls caps the calls (and A2A tasks) running at once on
+	// this host, every principal together; a key's own share is
+	// auth.limits.max_concurrent_calls.
+	MaxRunningCalls int `koanf:"max_running_calls"`
 }
 
 // Store configures sessions and context values.
@@ -287,9 +369,11 @@ func Defaults() Config {
 			IdleTimeout:     60 * time.Second,
 			ShutdownTimeout: 30 * time.Second,
 			MaxConns:        1024,
+			MaxConnsPerAddr: 256,
+			ReservedConns:   16,
 		},
 		RPC: RPC{MaxBatch: 64, BatchConcurrency: 8, MaxBody: MiB, StdioConcurrency: 1,
-			MaxBatchResponse: 8 * MiB, ResponseBudget: 256 * MiB},
+			MaxBatchResponse: 8 * MiB, ResponseBudget: 256 * MiB, MaxRunningCalls: 1024},
 		Store: Store{
 			MaxValue: MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 0, StartTimeout: time.Minute,
 			MaxKeysPerSession: 1000, MaxSessionBytes: 16 * MiB, ClosedSessionRetention: 30 * 24 * time.Hour,
@@ -298,20 +382,26 @@ func Defaults() Config {
 		Sandbox: Sandbox{MaxCodeBytes: 256 * MiB},
 		Net:     Net{Timeout: 10 * time.Second, MaxResponse: MiB, MaxRedirects: 5},
 		Plans: Plans{
-			MaxSteps: 100, MaxDefinition: 256 * KiB, MaxRecord: MiB, Workers: 4, MaxDeliver: 5,
+			MaxSteps: 100, MaxDefinition: 256 * KiB, MaxRecord: MiB, Workers: 4, MaxDeliver: 5, MaxCrashes: 2,
 			AckWait: 10 * time.Second, Retention: 7 * 24 * time.Hour, MaxBucket: GiB, MaxTimeout: 24 * time.Hour,
-			WebhookAttempts: 5,
+			WebhookAttempts: 5, MaxPerKey: 10000,
 		},
 		Auth: Auth{Keys: []AuthKey{}, Limits: AuthLimits{
 			Rate: auth.DefaultRate, SessionRate: auth.DefaultSessionRate, MaxOpenSessions: auth.DefaultMaxOpenSessions,
 			MaxConcurrentCalls: auth.DefaultMaxConcurrentCalls, MaxContextBytes: auth.DefaultMaxContextBytes,
 		}},
 		A2A: A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB, ContextIdle: 24 * time.Hour,
-			Push: Push{MaxPerTask: 10, MaxPerKey: 100, Timeout: 10 * time.Second, MaxAttempts: 5, MaxPending: 1024}},
-		Events:   Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256},
+			MaxBucket: GiB, MaxTasksPerKey: 10000,
+			Push:       Push{MaxPerTask: 10, MaxPerKey: 100, Timeout: 10 * time.Second, MaxAttempts: 5, MaxPending: 1024},
+			MaxStreams: 1024, MaxStreamsPerKey: 256},
+		Delivery: Delivery{MaxPending: 4096, MaxPendingPerKey: 256, ConcurrentPerDestination: 4, ConcurrentPerKey: 8, MaxConcurrent: 64},
+		Events: Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256,
+			MaxSubscribersPerKey: 64},
+		MCP:      MCP{MaxSessions: 1024, MaxSessionsPerKey: 256},
 		Tracing:  Tracing{SampleRatio: 1},
 		Identity: Identity{KeyFile: []string{}},
 		Trust:    Trust{Publishers: []string{}},
 		Agents:   Agents{Remote: []RemoteAgent{}, MaxCallDepth: DefaultMaxCallDepth},
+		Sources:  PluginSources{OCI: []OCISource{}},
 	}
 }

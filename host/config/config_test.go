@@ -129,6 +129,17 @@ func TestLoadRejects(t *testing.T) {
 		{"origin with a path", "http:\n  allowed_origins: [\"https://app.example/ui\"]\n", nil, "config http.allowed_origins[0]"},
 		{"tracing endpoint not a URL", "tracing:\n  otlp_endpoint: collector:4318\n", nil, `config tracing.otlp_endpoint: "collector:4318" is not an http(s) URL`},
 		{"sample ratio over 1", "tracing:\n  sample_ratio: 2\n", nil, "config tracing.sample_ratio: 2 is not between 0 and 1"},
+		{"no delivery slot", "delivery:\n  concurrent_per_destination: 0\n", nil, "config delivery.concurrent_per_destination: must be greater than zero"},
+		{"key share over the host's", "delivery:\n  max_pending: 10\n  max_pending_per_key: 11\n", nil, "config delivery.max_pending_per_key: must not exceed delivery.max_pending"},
+		{"key concurrency over the host's", "delivery:\n  max_concurrent: 2\n", nil, "config delivery.concurrent_per_key: and delivery.concurrent_per_destination must not exceed delivery.max_concurrent"},
+		{"tasks per key", "a2a:\n  max_tasks_per_key: 0\n", nil, "config a2a.max_tasks_per_key: must be greater than zero"},
+		{"tiny tasks bucket", "a2a:\n  max_bucket: 1MiB\n", nil, "config a2a.max_bucket: 1MiB: must be at least 8MiB"},
+		{"task bytes per key over the bucket", "a2a:\n  max_bucket: 64MiB\n  max_task_bytes_per_key: 128MiB\n", nil,
+			"config a2a.max_task_bytes_per_key: 128MiB: must be 0"},
+		{"tasks reserve over half the bucket", "a2a:\n  reserve: 600MiB\n", nil, "config a2a.reserve: 600MiB"},
+		{"plans per key", "plans:\n  max_per_key: 0\n", nil, "config plans.max_per_key: must be greater than zero"},
+		{"plan bytes per key under two records", "plans:\n  max_bytes_per_key: 1MiB\n", nil, "config plans.max_bytes_per_key: 1MiB"},
+		{"plans reserve over half the bucket", "plans:\n  reserve: 1GiB\n", nil, "config plans.reserve: 1GiB"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,10 +11,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/knadh/koanf/parsers/yaml"
 	"github.com/knadh/koanf/providers/confmap"
 	"github.com/knadh/koanf/providers/env/v2"
-	"github.com/knadh/koanf/providers/file"
 	"github.com/knadh/koanf/providers/posflag"
 	"github.com/knadh/koanf/providers/structs"
 	"github.com/knadh/koanf/v2"
@@ -48,9 +46,15 @@ func Load(src Sources) (Config, error) {
 	for _, key := range k.Keys() {
 		known[key] = true
 	}
+	var settings map[string]PluginSettings
 	if src.File != "" {
+		doc, s, err := readFile(src.File)
+		if err != nil {
+			return Config{}, err
+		}
+		settings = s
 		fk := koanf.New(".")
-		if err := fk.Load(file.Provider(src.File), yaml.Parser()); err != nil {
+		if err := fk.Load(confmap.Provider(doc, ""), nil); err != nil {
 			return Config{}, fmt.Errorf("config file %s: %w", src.File, err)
 		}
 		if err := checkKeys(fk.Keys(), known, src.File, fileKey); err != nil {
@@ -105,10 +109,17 @@ func Load(src Sources) (Config, error) {
 	if err := checkItemKeys(k, "agents.remote", RemoteAgent{}); err != nil {
 		return Config{}, err
 	}
+	if err := checkItemKeys(k, "sources.oci", OCISource{}); err != nil {
+		return Config{}, err
+	}
+	if err := checkItemKeys(k, "policy.skill_rates", SkillRate{}); err != nil {
+		return Config{}, err
+	}
 	var cfg Config
 	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf"}); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
+	cfg.PluginSettings = settings
 	if err := cfg.Validate(); err != nil {
 		return Config{}, err
 	}
@@ -225,13 +236,19 @@ func (c Config) Validate() error {
 		"plans.max_deliver": int64(c.Plans.MaxDeliver), "plans.ack_wait": int64(c.Plans.AckWait),
 		"plans.retention": int64(c.Plans.Retention), "plans.max_bucket": int64(c.Plans.MaxBucket),
 		"plans.max_timeout": int64(c.Plans.MaxTimeout), "plans.webhook_attempts": int64(c.Plans.WebhookAttempts),
-		"events.retention": int64(c.Events.Retention), "events.max_bytes": int64(c.Events.MaxBytes),
+		"plans.max_crashes": int64(c.Plans.MaxCrashes),
+		"events.retention":  int64(c.Events.Retention), "events.max_bytes": int64(c.Events.MaxBytes),
 		"events.dedupe_window": int64(c.Events.DedupeWindow), "events.max_subscribers": int64(c.Events.MaxSubscribers),
 		"a2a.max_metadata": int64(c.A2A.MaxMetadata), "a2a.max_history": int64(c.A2A.MaxHistory),
 		"a2a.max_list_bytes": int64(c.A2A.MaxListBytes), "a2a.context_idle": int64(c.A2A.ContextIdle),
 		"a2a.push.max_per_task": int64(c.A2A.Push.MaxPerTask), "a2a.push.max_per_key": int64(c.A2A.Push.MaxPerKey),
 		"a2a.push.timeout": int64(c.A2A.Push.Timeout), "a2a.push.max_attempts": int64(c.A2A.Push.MaxAttempts),
-		"a2a.push.max_pending":   int64(c.A2A.Push.MaxPending),
+		"a2a.push.max_pending": int64(c.A2A.Push.MaxPending),
+		"delivery.max_pending": int64(c.Delivery.MaxPending), "delivery.max_pending_per_key": int64(c.Delivery.MaxPendingPerKey),
+		"delivery.concurrent_per_destination": int64(c.Delivery.ConcurrentPerDestination),
+		"delivery.concurrent_per_key":         int64(c.Delivery.ConcurrentPerKey), "delivery.max_concurrent": int64(c.Delivery.MaxConcurrent),
+		"a2a.max_bucket": int64(c.A2A.MaxBucket), "a2a.max_tasks_per_key": int64(c.A2A.MaxTasksPerKey),
+		"plans.max_per_key":      int64(c.Plans.MaxPerKey),
 		"sandbox.max_code_bytes": int64(c.Sandbox.MaxCodeBytes),
 	}
 	keys := make([]string, 0, len(positive))
@@ -243,6 +260,12 @@ func (c Config) Validate() error {
 		if positive[key] <= 0 {
 			bad(key, "must be greater than zero")
 		}
+	}
+	if d := c.Delivery; d.MaxPendingPerKey > d.MaxPending {
+		bad("delivery.max_pending_per_key", "must not exceed delivery.max_pending")
+	}
+	if d := c.Delivery; d.ConcurrentPerKey > d.MaxConcurrent || d.ConcurrentPerDestination > d.MaxConcurrent {
+		bad("delivery.concurrent_per_key", "and delivery.concurrent_per_destination must not exceed delivery.max_concurrent")
 	}
 	if c.Store.Replicas < 0 || c.Store.Replicas > 5 {
 		bad("store.replicas", "must be 0 (automatic) or 1..5")
@@ -268,6 +291,13 @@ func (c Config) Validate() error {
 	}
 	errs = append(errs, c.validateSecurity()...)
 	errs = append(errs, c.validateAgents()...)
+	errs = append(errs, c.validateSources()...)
+	errs = append(errs, c.validatePluginSettings()...)
+	errs = append(errs, c.validateShares()...)
+	if c.Plans.MaxCrashes > 100 {
+		bad("plans.max_crashes", "must be at most 100")
+	}
+	errs = append(errs, c.validateQuotas()...)
 	if n := len(c.Plans.WebhookSecret); n != 0 && (n < 16 || n > 256) {
 		bad("plans.webhook_secret", "must be 16..256 bytes (or empty: only plans that bring a webhook_secret may use webhooks)")
 	}

@@ -43,8 +43,8 @@ func scaffoldedIn(t testing.TB, lang, name, tool string) string {
 }
 
 // TestScaffoldsBeyondGo: the AssemblyScript and WAT scaffolds build with
-// their toolchains, validate, and pass their examples (an expected output,
-// and for AssemblyScript an expected plugin error) in the real sandbox.
+// their toolchains, validate, and pass their examples (an expected output
+// and an expected plugin error) in the real sandbox.
 func TestScaffoldsBeyondGo(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -58,7 +58,7 @@ func TestScaffoldsBeyondGo(t *testing.T) {
 			3, []string{"extism:host/user.log", "extism:host/env.error_set"}},
 		{devkit.LangWAT, "wat-greeter", "wat2wasm",
 			[]string{".gitignore", "wat-greeter.wat", "plugin.yaml"},
-			1, []string{"extism:host/user.log", "extism:host/env.output_set"}},
+			2, []string{"extism:host/user.log", "extism:host/env.output_set", "extism:host/env.error_set"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.lang, func(t *testing.T) {

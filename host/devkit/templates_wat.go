@@ -8,21 +8,27 @@ import (
 // watData are the bytes the WAT scaffold keeps in its linear memory: the
 // log request it sends and the output it sets, with their lengths.
 type watData struct {
-	Log, Out       string // escaped for a WAT string literal
-	LogLen, OutLen int
-	OutAt          int // offset of Out (after Log, 16-byte aligned)
+	Log, Out, Err          string // escaped for a WAT string literal
+	LogLen, OutLen, ErrLen int
+	OutAt                  int // offset of Out (after Log, 16-byte aligned)
+	ErrAt                  int // offset of Err (after Out, 16-byte aligned)
 }
 
 // watGreeting is the WAT scaffold's output.
 const watGreeting = `{"greeting":"Hello from WebAssembly!"}`
 
+// watRefusal is the error the WAT scaffold's second skill fails with.
+const watRefusal = `{"code":"invalid_input","message":"this skill always refuses: an example of a plugin error"}`
+
 func newWATData(name string) watData {
 	logReq := fmt.Sprintf(`{"level":"info","message":"hello from %s"}`, name)
 	esc := strings.NewReplacer(`\`, `\\`, `"`, `\"`)
+	outAt := (len(logReq) + 15) &^ 15
 	return watData{
 		Log: esc.Replace(logReq), LogLen: len(logReq),
 		Out: esc.Replace(watGreeting), OutLen: len(watGreeting),
-		OutAt: (len(logReq) + 15) &^ 15,
+		Err: esc.Replace(watRefusal), ErrLen: len(watRefusal),
+		OutAt: outAt, ErrAt: (outAt + len(watGreeting) + 15) &^ 15,
 	}
 }
 
@@ -36,7 +42,8 @@ var watFiles = []scaffoldFile{
 ;;   skillhost plugin build .     (runs wabt's: wat2wasm [[.Name]].wat -o [[.Name]].wasm)
 ;;
 ;; The skill [[.Skill]] ignores its input, logs one line through skillhost's
-;; "log" host function and outputs [[.WAT.Out]].
+;; "log" host function and outputs [[.WAT.Out]]. The skill refuse shows
+;; how a plugin fails: it always reports an invalid_input error.
 ;;
 ;; Extism keeps the input, the output and every host-function request and
 ;; reply in its own memory blocks, outside this module's linear memory:
@@ -45,17 +52,20 @@ var watFiles = []scaffoldFile{
 ;; output. A skillhost host function takes the offset of a block holding a
 ;; JSON request and returns the offset of a block holding the JSON reply
 ;; ({"ok":true,"result":…} or {"ok":false,"error":{"code":…,"message":…}}),
-;; which the guest frees. An export returns 0 on success; to fail, it
-;; would set an error block with error_set and return 1.
+;; which the guest frees. An export returns 0 on success; to fail, it sets
+;; an error block ({"code":…,"message":…}) with error_set and returns 1:
+;; the caller gets -32103 plugin_error with that message and plugin_code.
 (module
   (import "extism:host/env" "alloc" (func $alloc (param i64) (result i64)))
   (import "extism:host/env" "free" (func $free (param i64)))
   (import "extism:host/env" "store_u8" (func $store_u8 (param i64 i32)))
   (import "extism:host/env" "output_set" (func $output_set (param i64 i64)))
+  (import "extism:host/env" "error_set" (func $error_set (param i64)))
   (import "extism:host/user" "log" (func $log (param i64) (result i64)))
   (memory (export "memory") 1)
   (data (i32.const 0) "[[.WAT.Log]]")
   (data (i32.const [[.WAT.OutAt]]) "[[.WAT.Out]]")
+  (data (i32.const [[.WAT.ErrAt]]) "[[.WAT.Err]]")
 
   ;; $block copies $len bytes at $ptr into a new Extism memory block.
   (func $block (param $ptr i32) (param $len i32) (result i64)
@@ -78,7 +88,12 @@ var watFiles = []scaffoldFile{
     (call $free (local.get $req))
     ;; the output
     (call $output_set (call $block (i32.const [[.WAT.OutAt]]) (i32.const [[.WAT.OutLen]])) (i64.const [[.WAT.OutLen]]))
-    (i32.const 0)))
+    (i32.const 0))
+
+  (func (export "refuse") (result i32)
+    ;; the error: a block holding {"code":…,"message":…}, then return 1
+    (call $error_set (call $block (i32.const [[.WAT.ErrAt]]) (i32.const [[.WAT.ErrLen]])))
+    (i32.const 1)))
 `},
 	{"plugin.yaml", `name: [[.Name]]
 version: 0.1.0
@@ -107,5 +122,13 @@ skills:
       required: [greeting]
       properties:
         greeting: {type: string}
+  - id: [[.Name]]_refuse
+    name: Refuse
+    description: Always fails with a plugin error (an example of how a plugin reports one)
+    tags: [example]
+    function: refuse
+    examples:               # plugin test checks the error's plugin code and reason
+      - {input: {}, error: {code: invalid_input, reason: plugin_error}}
+    input_schema: {type: object}
 `},
 }

@@ -100,6 +100,9 @@ func TestTestOutputAsCallersSeeIt(t *testing.T) {
 	if !regexp.MustCompile(wantLines).MatchString(out.String()) {
 		t.Errorf("verbose output lacks the log line and progress under the example:\n%s", out.String())
 	}
+	if strings.Contains(out.String(), "nats-server") {
+		t.Errorf("verbose output shows the embedded state store's log as the plugin's:\n%s", out.String())
+	}
 }
 
 // TestTestWarnsASkillWithoutExamples: validate and test agree with the

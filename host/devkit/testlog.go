@@ -34,8 +34,19 @@ func (c *logCapture) Enabled(context.Context, slog.Level) bool { return true }
 func (c *logCapture) WithAttrs([]slog.Attr) slog.Handler       { return c }
 func (c *logCapture) WithGroup(string) slog.Handler            { return c }
 
-// Handle keeps the record as one line: "log LEVEL message k=v…".
+// Handle keeps the record as one line: "log LEVEL message k=v…". Only
+// the plugin's own lines (its log host function and Extism's log, which
+// carry a source attribute) are kept: the harness's diagnostics, such as
+// the embedded state store's start-up banner, are not the plugin's.
 func (c *logCapture) Handle(_ context.Context, r slog.Record) error {
+	fromPlugin := false
+	r.Attrs(func(a slog.Attr) bool {
+		fromPlugin = fromPlugin || a.Key == "source"
+		return !fromPlugin
+	})
+	if !fromPlugin {
+		return nil
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "log %-5s %s", strings.ToLower(r.Level.String()), r.Message)
 	r.Attrs(func(a slog.Attr) bool {

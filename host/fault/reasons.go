@@ -64,9 +64,12 @@ const (
 	ReasonInvalidReference    = "invalid_reference"    // a ${…} reference is malformed, unknown, not a dependency, or misses plan input
 	ReasonReferenceMissing    = "reference_missing"    // at run time a ${steps…} reference names a path the output does not have
 	ReasonParamsTooLarge      = "params_too_large"     // a step's params, references resolved, exceed the cap
+	// ReasonQuarantined: a job (a plan step) was running when its host died
+	// plans.max_crashes times; it is not run again.
+	ReasonQuarantined = "quarantined"
 
 	// Events.
-	ReasonTooManySubscribers = "too_many_subscribers" // GET /events: events.max_subscribers streams are open
+	ReasonTooManySubscribers = "too_many_subscribers" // the host's stream cap: events.max_subscribers (GET /events) or a2a.max_streams (task streams)
 
 	// A2A tasks and cards.
 	ReasonTaskNotFound              = "task_not_found"
@@ -93,7 +96,7 @@ const (
 	ReasonOriginDenied       = "origin_denied"          // browser request from an origin not allowed (HTTP 403)
 	ReasonHostDenied         = "host_denied"            // Host header names no address of this host (HTTP 403)
 	ReasonMediaType          = "unsupported_media_type" // state-changing request that is not JSON (HTTP 415)
-	ReasonKeyQuota           = "key_quota"              // a key's open sessions or context bytes are used up
+	ReasonKeyQuota           = "key_quota"              // a key's quota is used up: open sessions, context bytes, stored tasks or plans, or its share of a counted resource (streams, MCP sessions, a client address's connections)
 
 	// Default reasons of kinds raised without a specific reason (see
 	// Error.WireReason); the code always names a specific one.
@@ -163,6 +166,7 @@ var reasonKinds = map[string][]Kind{
 	ReasonInvalidReference:    {InvalidParams},
 	ReasonReferenceMissing:    {InvalidParams},
 	ReasonParamsTooLarge:      {ResourceExhausted},
+	ReasonQuarantined:         {ResourceExhausted},
 
 	ReasonTooManySubscribers: {ResourceExhausted},
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // declaredReasons parses reasons.go: Reason* constant name → value.
@@ -78,7 +79,8 @@ func hasKind(ks []Kind, k Kind) bool {
 }
 
 // TestReadmeErrorTable: the README's error table lists exactly the (code,
-// reason) pairs of reasonKinds.
+// reason) pairs of reasonKinds, and each row's HTTP column the kind's
+// status and the reasons with a status of their own (reasonRules).
 func TestReadmeErrorTable(t *testing.T) {
 	t.Parallel()
 	f, err := os.Open("../../README.md")
@@ -117,9 +119,16 @@ func TestReadmeErrorTable(t *testing.T) {
 			continue // header and separator
 		}
 		rows++
+		var reasons []string
 		for _, m := range reason.FindAllStringSubmatch(cols[4], -1) {
 			readme = append(readme, c+" "+m[1])
+			reasons = append(reasons, m[1])
 		}
+		if len(cols) < 7 {
+			t.Errorf("README error table row has no HTTP column: %s", line)
+			continue
+		}
+		checkReadmeHTTP(t, c, reasons, strings.TrimSpace(cols[5]))
 	}
 	if rows == 0 {
 		t.Fatal("README.md has no error table under ## Errors")
@@ -136,6 +145,34 @@ func TestReadmeErrorTable(t *testing.T) {
 	want = compactStrings(want)
 	if diff := cmp.Diff(want, readme); diff != "" {
 		t.Errorf("README error table vs host/fault (-code +README):\n%s", diff)
+	}
+}
+
+// checkReadmeHTTP checks the HTTP cell of the README row of code whose
+// reasons are listed: "<kind's status>[; <status> `reason`, …]".
+func checkReadmeHTTP(t *testing.T, code string, reasons []string, cell string) {
+	t.Helper()
+	k, ok := Kind(0), false
+	for _, x := range Kinds() {
+		if strconv.Itoa(x.Code()) == code && len(reasons) > 0 && Declared(reasons[0], x) {
+			k, ok = x, true
+		}
+	}
+	if !ok {
+		t.Errorf("README error row %s: no kind declares its first reason", code)
+		return
+	}
+	want := strconv.Itoa(k.HTTPStatus())
+	var own []string
+	for _, r := range reasons {
+		if rule := reasonRules[r]; rule.http != 0 && Declared(r, k) {
+			own = append(own, fmt.Sprintf("%d `%s`", rule.http, r))
+		}
+	}
+	got := regexp.MustCompile(`^\d{3}`).FindString(cell)
+	gotOwn := regexp.MustCompile("\\d{3} `[a-z_]+`").FindAllString(cell, -1)
+	if got != want || !cmp.Equal(own, gotOwn, cmpopts.EquateEmpty()) {
+		t.Errorf("README error row %s (%v): HTTP %q, want %s then %v", code, k, cell, want, own)
 	}
 }
 

@@ -34,6 +34,9 @@ func CanonicalCard(card []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := identity.CheckStrict(card); err != nil { // a repeated member would be read one way here, another way elsewhere
+		return nil, fmt.Errorf("a2a: canonicalize card: %w", err)
+	}
 	dec := json.NewDecoder(bytes.NewReader(card))
 	dec.UseNumber()
 	var v any

@@ -2,7 +2,6 @@ package a2a
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
@@ -99,7 +98,7 @@ func VerifyCard(card []byte, keys *identity.KeySet) (*identity.PublicKey, error)
 	var doc struct {
 		Signatures []identity.Signature `json:"signatures"`
 	}
-	if err := json.Unmarshal(card, &doc); err != nil {
+	if err := identity.Decode(card, &doc); err != nil {
 		return nil, err
 	}
 	if len(doc.Signatures) == 0 {

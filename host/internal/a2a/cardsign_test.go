@@ -288,3 +288,23 @@ func TestExtendedCardSigned(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifyCardRefusesRepeatedMembers: a signed card with a member named
+// twice (the signed value and another) does not verify, whichever of the
+// two the canonicalization would have kept.
+func TestVerifyCardRefusesRepeatedMembers(t *testing.T) {
+	t.Parallel()
+	signer := mustHybridSigner(t)
+	host, _ := signedCards(t, signer, a2a.CardConfig{BaseURL: "https://agents.example"})
+	if _, err := a2a.VerifyCard(host, signer.KeySet()); err != nil {
+		t.Fatalf("as signed: %v", err)
+	}
+	var card map[string]json.RawMessage
+	if err := json.Unmarshal(host, &card); err != nil || card["name"] == nil {
+		t.Fatalf("card %s: %v", host, err)
+	}
+	forged := strings.Replace(string(host), "{", `{"name":"Forged Agent",`, 1)
+	if _, err := a2a.VerifyCard([]byte(forged), signer.KeySet()); err == nil {
+		t.Errorf("a card naming name twice verified: %.200s", forged)
+	}
+}

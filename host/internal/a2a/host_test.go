@@ -52,6 +52,14 @@ func startHostOn(t *testing.T, pluginDir string, cfg store.Config, cacheDir stri
 // provenance (nil: nothing is signed).
 func startSigningHostOn(t *testing.T, pluginDir string, cfg store.Config, cacheDir string, signer *identity.Signer) *testHost {
 	t.Helper()
+	return startHostWith(t, pluginDir, cfg, cacheDir, signer, nil)
+}
+
+// startHostWith is startSigningHostOn with configure adjusting the
+// service's configuration (on the host's store) before it starts.
+func startHostWith(t *testing.T, pluginDir string, cfg store.Config, cacheDir string, signer *identity.Signer,
+	configure func(*store.Store, *a2a.ServiceConfig)) *testHost {
+	t.Helper()
 	ctx := context.Background()
 	hc := config.Defaults()
 	hc.NATS, hc.Data = cfg.URL, cmp.Or(cfg.DataDir, t.TempDir())
@@ -71,7 +79,11 @@ func startSigningHostOn(t *testing.T, pluginDir string, cfg store.Config, cacheD
 	base := "http://" + srv.Listener.Addr().String()
 	cards := a2a.NewCardService(a2a.CardConfig{BaseURL: base, Version: "9.9.9"}, reg.Snapshot, a2a.CardServiceOptions{Logger: quietLogger(), Signer: signer})
 	reg.OnChange(cards.Update)
-	svc, err := a2a.NewService(a2a.ServiceConfig{Executor: reg, Snapshot: reg.Snapshot, Tasks: tasks, Cards: cards, Logger: quietLogger()})
+	sc := a2a.ServiceConfig{Executor: reg, Snapshot: reg.Snapshot, Tasks: tasks, Cards: cards, Logger: quietLogger()}
+	if configure != nil {
+		configure(st, &sc)
+	}
+	svc, err := a2a.NewService(sc)
 	if err != nil {
 		t.Fatal(err)
 	}

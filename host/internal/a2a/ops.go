@@ -46,13 +46,19 @@ func historyLen(cfg *a2av1.SendMessageConfig) *int {
 
 // SendStreamingMessage starts a task and streams it: the Task first, then
 // status updates (working, progress reports), the output artifact and the
-// terminal status, after which the stream ends.
+// terminal status, after which the stream ends. The stream takes one of
+// the caller's task streams first (admitStream): refused, no task starts.
 func (s *Service) SendStreamingMessage(ctx context.Context, req *a2av1.SendMessageRequest) (*TaskStream, error) {
-	rec, _, sub, err := s.start(ctx, req, true, false)
+	release, err := s.admitStream(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &TaskStream{first: rec.Task, sub: sub}, nil
+	rec, _, sub, err := s.start(ctx, req, true, false)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return &TaskStream{first: rec.Task, sub: sub, release: release}, nil
 }
 
 // GetTask returns a task; TaskNotFound (-32001) when unknown.
@@ -72,6 +78,9 @@ func (s *Service) owned(ctx context.Context, id a2av1.TaskID, tenant string) (re
 		return nil, false, err
 	}
 	who := auth.From(ctx)
+	if err := who.AllowKeyWide("A2A tasks"); err != nil {
+		return nil, false, err
+	}
 	rec, live, err = s.cfg.Tasks.Owned(ctx, who.Owner(), id)
 	if err != nil {
 		return nil, false, err
@@ -84,6 +93,9 @@ func (s *Service) owned(ctx context.Context, id a2av1.TaskID, tenant string) (re
 
 // ListTasks lists tasks, newest update first.
 func (s *Service) ListTasks(ctx context.Context, req *a2av1.ListTasksRequest) (*a2av1.ListTasksResponse, error) {
+	if err := auth.From(ctx).AllowKeyWide("A2A tasks"); err != nil {
+		return nil, err
+	}
 	tenant, err := tenantOf(ctx, req.Tenant)
 	if err != nil {
 		return nil, err
@@ -134,10 +146,19 @@ func (s *Service) CancelTask(ctx context.Context, req *a2av1.CancelTaskRequest) 
 // task runs: events after the Task snapshot arrive in order from the task
 // events stream (an event the snapshot already reflects may repeat). A
 // terminal task answers UnsupportedOperation (-32004).
-func (s *Service) SubscribeToTask(ctx context.Context, req *a2av1.SubscribeToTaskRequest) (*TaskStream, error) {
+func (s *Service) SubscribeToTask(ctx context.Context, req *a2av1.SubscribeToTaskRequest) (_ *TaskStream, err error) {
 	if _, _, err := s.owned(ctx, req.ID, req.Tenant); err != nil {
 		return nil, err
 	}
+	release, err := s.admitStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
 	after, err := s.events.lastSeq(ctx, req.ID)
 	if err != nil {
 		return nil, err
@@ -156,16 +177,17 @@ func (s *Service) SubscribeToTask(ctx context.Context, req *a2av1.SubscribeToTas
 	if !ok {
 		return nil, fault.Newf(fault.ResourceExhausted, fault.ReasonPoolSaturated, "task has %d streams on this host already", maxSubscribers)
 	}
-	return &TaskStream{first: rec.Task, sub: sub}, nil
+	return &TaskStream{first: rec.Task, sub: sub, release: release}, nil
 }
 
 // TaskStream is a task's event stream (jsonrpc.Stream): the Task, then its
 // updates until the task is terminal or interrupted. Events are a2a-go
 // values (*a2a.Task, *a2a.TaskStatusUpdateEvent, *a2a.TaskArtifactUpdateEvent).
 type TaskStream struct {
-	first *a2av1.Task
-	sent  bool
-	sub   *subscription
+	first   *a2av1.Task
+	sent    bool
+	sub     *subscription
+	release func() // the caller's task stream unit (nil: none taken)
 }
 
 // NextEvent returns the next event; io.EOF after the last.
@@ -184,8 +206,11 @@ func (t *TaskStream) NextEvent(ctx context.Context) (a2av1.Event, error) {
 	return e.ev, nil
 }
 
-// Close stops the stream (the task goes on).
+// Close stops the stream (the task goes on) and frees its unit.
 func (t *TaskStream) Close() error {
+	if t.release != nil {
+		defer t.release()
+	}
 	if t.sub != nil {
 		return t.sub.Close()
 	}

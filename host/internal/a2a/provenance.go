@@ -217,7 +217,7 @@ func (s *Service) verify(ctx context.Context, req *jsonrpc.Request) (any, error)
 		var t struct {
 			ID string `json:"id"`
 		}
-		_ = json.Unmarshal(body, &t)
+		_ = identity.Decode(body, &t)
 		id = t.ID
 	}
 	return VerifyResult{TaskID: truncate(id, MaxTaskIDLen), Report: s.cfg.Tasks.Verify(body)}, nil

@@ -1,26 +1,20 @@
 package a2a
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/cenkalti/backoff/v5"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/delivery"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
@@ -28,12 +22,13 @@ import (
 // Push notifications. A task's push configs live in one record of the
 // KV bucket PushBucket, keyed by the owner's hash and the task id, so only
 // the task's owner reads or changes them and the host running the task
-// finds them with one read. Every status change and artifact of the task
-// is POSTed to each config's URL as the StreamResponse JSON the streams
-// carry, with the config's token (A2A-Notification-Token) and
-// authentication (Authorization), retried with exponential backoff,
-// through http_fetch's dial guard: loopback, private and metadata
-// addresses are refused unless net.allow_private lists them.
+// finds them with one read. Every status change and artifact of a task
+// with configs is POSTed to each config's URL as the StreamResponse JSON the
+// streams carry, with the config's token (A2A-Notification-Token) and
+// authentication (Authorization), by the host's delivery service
+// (delivery.Service: per-key and per-destination shares, retries with
+// exponential backoff, http_fetch's dial guard: loopback, private and
+// metadata addresses are refused unless net.allow_private lists them).
 const (
 	PushBucket          = "skillhost_a2a_push"
 	PushTokenHeader     = "A2A-Notification-Token"
@@ -43,37 +38,33 @@ const (
 	DefaultPushPerTask  = 10
 	DefaultPushPerKey   = 100
 	DefaultPushAttempts = 5
-	DefaultPushPending  = 1024
-	pushWorkers         = 4
-	maxPushReplyRead    = 64 << 10
+	// DeliveryKind is the delivery.Request Kind of push notifications
+	// (the kind label of the delivery metrics).
+	DeliveryKind = "push"
 )
 
 // PushOptions configure OpenPush; zero fields take the defaults.
 type PushOptions struct {
-	Net         hostfn.NetPolicy // the dial guard and timeout of http_fetch (net.*); Timeout bounds one POST (default 10s)
+	// Delivery sends the notifications. Required: without it configs are
+	// stored and nothing is sent.
+	Delivery    *delivery.Service
+	Net         hostfn.NetPolicy // the dial guard of http_fetch (net.allow_private), checked on literal URLs; Timeout bounds one POST (default 10s)
 	MaxPerTask  int              // push configs of one task (a2a.push.max_per_task)
 	MaxPerKey   int              // push configs of one owner (a2a.push.max_per_key)
 	MaxAttempts int              // POSTs of one update (a2a.push.max_attempts)
-	MaxPending  int              // updates waiting for delivery on this host (a2a.push.max_pending)
 	Backoff     time.Duration    // wait after the first failed POST, doubling up to 30s; default 500ms
 	Retention   time.Duration    // configs expire with their task; default DefaultTaskRetention
 	Logger      *slog.Logger
 }
 
-// Push stores push configs and delivers task updates. It is safe for
-// concurrent use; Run delivers until its context ends.
+// Push stores push configs and queues task updates for delivery. It is
+// safe for concurrent use; Run keeps its index of tasks with configs.
 type Push struct {
-	kv     jetstream.KeyValue
-	opts   PushOptions
-	client *http.Client
-	log    *slog.Logger
-	queues []chan pushJob // one per worker: a task's updates stay in order
-}
-
-type pushJob struct {
-	owner string
-	task  a2av1.TaskID
-	ev    a2av1.Event // encoded only once the task is known to have configs
+	kv    *store.Bucket[pushRecord]
+	opts  PushOptions
+	log   *slog.Logger
+	index pushIndex
+	stats struct{ skipped, lookups atomic.Uint64 }
 }
 
 // pushRecord is a task's push configs.
@@ -87,24 +78,26 @@ func OpenPush(ctx context.Context, st *store.Store, opts PushOptions) (*Push, er
 	opts.MaxPerTask = cmpOr(opts.MaxPerTask, DefaultPushPerTask)
 	opts.MaxPerKey = cmpOr(opts.MaxPerKey, DefaultPushPerKey)
 	opts.MaxAttempts = cmpOr(opts.MaxAttempts, DefaultPushAttempts)
-	opts.MaxPending = cmpOr(opts.MaxPending, DefaultPushPending)
 	opts.Backoff = cmpOr(opts.Backoff, 500*time.Millisecond)
 	opts.Retention = cmpOr(opts.Retention, DefaultTaskRetention)
 	opts.Net.Timeout = cmpOr(opts.Net.Timeout, 10*time.Second)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	kv, err := st.KeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: PushBucket, Description: "skillhost A2A push notification configs", History: 1, TTL: opts.Retention,
-		MaxValueSize: 1 << 20, Storage: jetstream.FileStorage,
+	kv, err := store.OpenBucket[pushRecord](ctx, st, store.BucketConfig{
+		Name: PushBucket, Description: "skillhost A2A push notification configs", TTL: opts.Retention,
+		MaxValueBytes: 1 << 20, What: "push configs", Retries: maxUpdateRetries,
+		Contended: func(string) error {
+			return fault.New(fault.Internal, fault.ReasonInternal, "push configs are changing too fast; retry")
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("a2a: push bucket: %w", err)
 	}
-	p := &Push{kv: kv, opts: opts, log: opts.Logger, client: opts.Net.Client()}
-	per := max(1, opts.MaxPending/pushWorkers)
-	for range pushWorkers {
-		p.queues = append(p.queues, make(chan pushJob, per))
+	p := &Push{kv: kv, opts: opts, log: opts.Logger}
+	p.index.init()
+	if err := p.prime(ctx); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -147,7 +140,7 @@ func (p *Push) check(c *a2av1.PushConfig) error {
 	}
 	if addr, err := netip.ParseAddr(u.Hostname()); err == nil {
 		if err := hostfn.CheckAddr(addr, p.opts.Net.AllowPrivate); err != nil {
-			return bad("url", "is refused: "+err.Error()+" (net.allow_private opens it)")
+			return bad("url", "is refused: "+err.Error())
 		}
 	}
 	if len(c.Token) > MaxPushTokenBytes {
@@ -168,84 +161,55 @@ func (p *Push) check(c *a2av1.PushConfig) error {
 // the record's revision (0: none stored).
 func (p *Push) read(ctx context.Context, owner string, task a2av1.TaskID) (*pushRecord, uint64, error) {
 	e, err := p.kv.Get(ctx, pushKey(owner, task))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return &pushRecord{Owner: owner}, 0, nil
+	switch {
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrUndecodable):
+		return &pushRecord{Owner: owner}, e.Revision, nil
+	case err != nil:
+		return nil, 0, err
+	case e.Value.Owner != owner:
+		return &pushRecord{Owner: owner}, e.Revision, nil
 	}
-	if err != nil {
-		return nil, 0, fault.Wrap(fault.Internal, fault.ReasonStoreUnavailable, err, "push config store unavailable")
-	}
-	var rec pushRecord
-	if err := json.Unmarshal(e.Value(), &rec); err != nil || rec.Owner != owner {
-		return &pushRecord{Owner: owner}, e.Revision(), nil
-	}
-	return &rec, e.Revision(), nil
+	return e.Value, e.Revision, nil
 }
 
-// change applies f to the task's configs with a revision-checked write.
+// change applies f to the task's configs with a revision-checked write
+// (the record is deleted once it holds none).
 func (p *Push) change(ctx context.Context, owner string, task a2av1.TaskID, f func(*pushRecord) error) error {
 	key := pushKey(owner, task)
-	for range maxUpdateRetries {
-		rec, rev, err := p.read(ctx, owner, task)
-		if err != nil {
-			return err
+	e, err := p.kv.Change(ctx, key, store.Change[pushRecord]{Upsert: true, ReplaceUndecodable: true, Apply: func(rec *pushRecord) error {
+		if rec.Owner != owner { // none stored, or not decodable as the owner's
+			*rec = pushRecord{Owner: owner}
 		}
 		if err := f(rec); err != nil {
 			return err
 		}
 		if len(rec.Configs) == 0 {
-			if rev == 0 {
-				return nil
-			}
-			err = p.kv.Delete(ctx, key, jetstream.LastRevision(rev))
-		} else {
-			b, jerr := json.Marshal(rec)
-			if jerr != nil {
-				return fmt.Errorf("a2a: encode push configs: %w", jerr)
-			}
-			if rev == 0 {
-				_, err = p.kv.Create(ctx, key, b)
-			} else {
-				_, err = p.kv.Update(ctx, key, b, rev)
-			}
+			return store.ErrRemove
 		}
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, jetstream.ErrKeyExists) && !isWrongSequence(err) {
-			return fault.Wrap(fault.Internal, fault.ReasonStoreUnavailable, err, "push config store unavailable")
-		}
+		return nil
+	}})
+	if err != nil {
+		return err
 	}
-	return fault.New(fault.Internal, fault.ReasonInternal, "push configs are changing too fast; retry")
-}
-
-func isWrongSequence(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+	if e.Value != nil {
+		p.index.put(key, e.Revision, time.Now()) // this host's next update sees it, before the watch does
+	}
+	return nil
 }
 
 // ownerCount counts the push configs of owner across its tasks (at most
 // MaxPerKey task records are read).
 func (p *Push) ownerCount(ctx context.Context, owner string) (int, error) {
-	lister, err := p.kv.ListKeysFiltered(ctx, hashToken("owner:"+owner)+".*")
-	if err != nil {
-		if errors.Is(err, jetstream.ErrNoKeysFound) {
-			return 0, nil
-		}
-		return 0, fault.Wrap(fault.Internal, fault.ReasonStoreUnavailable, err, "push config store unavailable")
-	}
-	defer func() { _ = lister.Stop() }()
 	n := 0
-	for key := range lister.Keys() {
-		if n >= p.opts.MaxPerKey {
-			continue // drain
-		}
-		e, err := p.kv.Get(ctx, key)
+	for key, err := range p.kv.Keys(ctx, hashToken("owner:"+owner)+".*") {
 		if err != nil {
-			continue
+			return 0, err
 		}
-		var rec pushRecord
-		if json.Unmarshal(e.Value(), &rec) == nil {
-			n += len(rec.Configs)
+		if n >= p.opts.MaxPerKey {
+			break
+		}
+		if e, err := p.kv.Get(ctx, key); err == nil {
+			n += len(e.Value.Configs)
 		}
 	}
 	return n, nil
@@ -283,103 +247,4 @@ func (p *Push) set(ctx context.Context, owner string, c *a2av1.PushConfig) (*a2a
 		return nil, err
 	}
 	return &stored, nil
-}
-
-// notify queues the delivery of ev to the task's push configs. It never
-// blocks: with the host's queue full the update is dropped (and logged).
-func (p *Push) notify(owner string, task a2av1.TaskID, ev a2av1.Event) {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(task))
-	select {
-	case p.queues[int(h.Sum32())%len(p.queues)] <- pushJob{owner: owner, task: task, ev: ev}:
-	default:
-		p.log.Warn("a2a: push: too many updates waiting; one is dropped (a2a.push.max_pending)", "task_id", task)
-	}
-}
-
-// Run delivers queued updates until ctx ends.
-func (p *Push) Run(ctx context.Context) {
-	var wg sync.WaitGroup
-	for _, q := range p.queues {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case job := <-q:
-					p.deliver(ctx, job)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-}
-
-func (p *Push) deliver(ctx context.Context, job pushJob) {
-	rec, _, err := p.read(ctx, job.owner, job.task)
-	if err != nil {
-		p.log.Warn("a2a: push: reading configs", "task_id", job.task, "err", err)
-		return
-	}
-	if len(rec.Configs) == 0 {
-		return
-	}
-	body, err := json.Marshal(a2av1.StreamResponse{Event: job.ev})
-	if err != nil {
-		p.log.Error("a2a: push: encoding an update", "task_id", job.task, "err", err)
-		return
-	}
-	for _, c := range rec.Configs {
-		expo := backoff.NewExponentialBackOff()
-		expo.InitialInterval, expo.MaxInterval = p.opts.Backoff, 30*time.Second
-		tries := 0
-		_, err := backoff.Retry(ctx, func() (struct{}, error) {
-			tries++
-			return struct{}{}, p.post(ctx, c, body)
-		}, backoff.WithBackOff(expo), backoff.WithMaxTries(uint(p.opts.MaxAttempts)), backoff.WithMaxElapsedTime(0))
-		if err != nil && ctx.Err() == nil {
-			p.log.Warn("a2a: push notification not delivered", "task_id", job.task, "config_id", c.ID, "url", c.URL, "attempts", tries, "err", err)
-		}
-	}
-}
-
-// post makes one delivery attempt. A refused address, a redirect and a 4xx
-// other than 408 and 429 are not retried.
-func (p *Push) post(ctx context.Context, c *a2av1.PushConfig, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
-	if err != nil {
-		return backoff.Permanent(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "skillhost-push")
-	if c.Token != "" {
-		req.Header.Set(PushTokenHeader, c.Token)
-	}
-	if a := c.Auth; a != nil && a.Credentials != "" {
-		switch strings.ToLower(a.Scheme) {
-		case "bearer":
-			req.Header.Set("Authorization", "Bearer "+a.Credentials)
-		case "basic":
-			req.Header.Set("Authorization", "Basic "+a.Credentials)
-		}
-	}
-	resp, err := p.client.Do(req)
-	if err != nil {
-		if hostfn.IsAddressRefused(err) {
-			return backoff.Permanent(err)
-		}
-		return err
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxPushReplyRead))
-	_ = resp.Body.Close()
-	switch code := resp.StatusCode; {
-	case code >= 200 && code < 300:
-		return nil
-	case code == http.StatusRequestTimeout || code == http.StatusTooManyRequests || code >= 500:
-		return fmt.Errorf("the receiver answered HTTP %d", code)
-	default:
-		return backoff.Permanent(fmt.Errorf("the receiver answered HTTP %d", code))
-	}
 }

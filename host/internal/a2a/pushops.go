@@ -91,14 +91,10 @@ func (s *Service) pushConfigs(ctx context.Context, task a2av1.TaskID, tenant str
 	return rec.Configs, nil
 }
 
-// notifyPush queues a task's updates (nil ones skipped) for its push configs.
-func (s *Service) notifyPush(owner string, id a2av1.TaskID, events ...a2av1.Event) {
-	if s.cfg.Push == nil {
-		return
-	}
-	for _, ev := range events {
-		if ev != nil {
-			s.cfg.Push.notify(owner, id, ev)
-		}
+// notifyPush queues a task's updates (nil ones skipped) for its push
+// configs; nothing happens for a task without configs.
+func (s *Service) notifyPush(ctx context.Context, owner string, id a2av1.TaskID, events ...a2av1.Event) {
+	if s.cfg.Push != nil {
+		s.cfg.Push.notify(ctx, owner, id, events...)
 	}
 }

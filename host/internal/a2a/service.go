@@ -11,16 +11,23 @@ import (
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/nats-io/nats.go"
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/share"
 )
 
 // Executor runs one skill call; *plugin.Registry implements it.
 type Executor interface {
 	Execute(ctx context.Context, call plugin.Call) (*plugin.Outcome, error)
+}
+
+// Admitter is an Executor that takes a skill call's rate tokens
+// (policy.skill_rates) ahead of Execute, as *plugin.Registry does: a
+// message it refuses starts no task.
+type Admitter interface {
+	Admit(ctx context.Context, skillID string) (context.Context, error)
 }
 
 // Defaults of ServiceConfig.
@@ -53,14 +60,19 @@ type ServiceConfig struct {
 	// Contexts maps each contextId to a session the skill runs in.
 	// Optional. Default: nil (skills called through A2A get no session).
 	Contexts *Contexts
+	// MaxStreams caps the task streams open at once on this host, and
+	// MaxStreamsPerKey those of one key (streams.go). Optional. Defaults:
+	// DefaultMaxStreams, DefaultMaxStreamsPerKey (-1: no per-key share).
+	MaxStreams, MaxStreamsPerKey int
 }
 
 // Service implements the A2A task methods over the plugin registry.
 type Service struct {
 	cfg     ServiceConfig
 	events  *events
-	cancels *nats.Subscription // cancels sent by other hosts
+	cancels func() // stops listening to the cancels other hosts send
 	log     *slog.Logger
+	streams *share.Counter // open task streams, host-wide and per key
 
 	mu      sync.Mutex
 	running map[a2av1.TaskID]*run
@@ -99,19 +111,19 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Service{cfg: cfg, events: cfg.Tasks.events, log: cfg.Logger, running: map[a2av1.TaskID]*run{}}
-	sub, err := s.events.nc.Subscribe(CancelSubject+"*", s.onCancel)
+	s := &Service{cfg: cfg, events: cfg.Tasks.events, log: cfg.Logger, running: map[a2av1.TaskID]*run{}, streams: newStreamCounter(cfg)}
+	stop, err := s.events.st.Listen(CancelSubject+"*", s.onCancel)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: subscribe to cancels: %w", err)
 	}
-	s.cancels = sub
+	s.cancels = stop
 	return s, nil
 }
 
 // onCancel stops the sandbox call of a task canceled on another host, when
 // it runs here. The task record is already canceled by that host.
-func (s *Service) onCancel(m *nats.Msg) {
-	id := a2av1.TaskID(strings.TrimPrefix(m.Subject, CancelSubject))
+func (s *Service) onCancel(subject string) {
+	id := a2av1.TaskID(strings.TrimPrefix(subject, CancelSubject))
 	s.mu.Lock()
 	r := s.running[id]
 	s.mu.Unlock()
@@ -124,7 +136,7 @@ func (s *Service) onCancel(m *nats.Msg) {
 // Close cancels every running task and waits for them (or ctx).
 func (s *Service) Close(ctx context.Context) error {
 	if s.cancels != nil {
-		_ = s.cancels.Unsubscribe()
+		s.cancels()
 	}
 	s.mu.Lock()
 	s.closed = true
@@ -149,6 +161,9 @@ func (s *Service) Close(ctx context.Context) error {
 // subscription is registered before execution starts, so it sees every
 // event.
 func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub, blocking bool) (*Record, *run, *subscription, error) {
+	if err := auth.From(ctx).AllowKeyWide("A2A tasks"); err != nil {
+		return nil, nil, nil, err
+	}
 	if req.Message == nil {
 		return nil, nil, nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "params.message is required")
 	}
@@ -196,6 +211,11 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 	} else if len(ctxID) > MaxTaskIDLen {
 		return nil, nil, nil, fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "contextId longer than %d bytes", MaxTaskIDLen)
 	}
+	if a, ok := s.cfg.Executor.(Admitter); ok { // the task's execution spends what it took
+		if ctx, err = a.Admit(ctx, skill.ID); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	msg := *req.Message
 	msg.TaskID, msg.ContextID = a2av1.NewTaskID(), ctxID
 	now := time.Now().UTC()
@@ -239,6 +259,11 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 		}
 	}
 	if blocking {
+		// Stored only when it ends: admitted now, before it runs.
+		if err := s.cfg.Tasks.AdmitLive(ctx, rec); err != nil {
+			s.finish(task.ID, r)
+			return nil, nil, nil, err
+		}
 		s.cfg.Tasks.putLive(rec)
 		go s.executeBlocking(rctx, r, rec, input, requestID(ctx))
 		return rec, r, nil, nil
@@ -301,7 +326,8 @@ func (s *Service) execute(ctx context.Context, r *run, rec *Record, input json.R
 // transition stores the move to next and publishes it (preceded by pre, if
 // any). It reports false when the task was not moved (it became terminal
 // meanwhile, e.g. canceled, or the store refused). A record too large to
-// store fails the task with an output_limit reason instead.
+// store, or one the bucket has no room for, fails the task instead (reason
+// output_limit, storage_full), without the change that did not fit.
 func (s *Service) transition(ctx context.Context, id a2av1.TaskID, next TaskState, mutate func(*Record), pre a2av1.Event) bool {
 	rec, err := s.cfg.Tasks.Update(ctx, id, next, func(r *Record) error {
 		if mutate != nil {
@@ -309,7 +335,8 @@ func (s *Service) transition(ctx context.Context, id a2av1.TaskID, next TaskStat
 		}
 		return nil
 	})
-	if err != nil && errors.Is(err, fault.New(fault.ResourceExhausted, fault.ReasonOutputLimit, "")) && next != StateFailed {
+	if err != nil && next != StateFailed && (errors.Is(err, fault.New(fault.ResourceExhausted, fault.ReasonOutputLimit, "")) ||
+		errors.Is(err, fault.New(fault.ResourceExhausted, fault.ReasonStorageFull, ""))) {
 		return s.transition(ctx, id, StateFailed, func(r *Record) { r.Task.Status.Message = errorMessage(r.Task, err) }, nil)
 	}
 	if err != nil {
@@ -325,7 +352,7 @@ func (s *Service) transition(ctx context.Context, id a2av1.TaskID, next TaskStat
 	}
 	final := next.IsTerminal() || next.IsInterrupted()
 	s.publish(ctx, id, event{ev: status, final: final})
-	s.notifyPush(rec.Owner, id, pre, status)
+	s.notifyPush(ctx, rec.Owner, id, pre, status)
 	return true
 }
 

@@ -13,6 +13,7 @@ import (
 // Plugin states.
 const (
 	StateLoaded    = "loaded"    // serving
+	StateNotReady  = "not_ready" // loaded, but no instance has started: see Error
 	StateReloading = "reloading" // serving while a new revision compiles
 	StateLoading   = "loading"   // compiling for the first time: calls wait for it (within their deadline), then plugin_loading
 	StateFailed    = "failed"    // not serving: see Error
@@ -22,6 +23,7 @@ const (
 const (
 	SourceLocal     = "local"     // the plugin folder (plugins)
 	SourcePublished = "published" // published to the cluster (skillhost plugin publish)
+	SourceOCI       = "oci"       // pulled from an OCI registry (sources.oci)
 )
 
 // PluginsDoc is GET /admin/plugins.
@@ -55,6 +57,10 @@ type PluginView struct {
 	CompilingSince *time.Time  `json:"compiling_since,omitempty"`
 	Limits         *LimitsView `json:"limits,omitempty"`
 	Skills         []SkillView `json:"skills"`
+	// OCI is the sources.oci entry the plugin is pulled from.
+	OCI *OCIView `json:"oci,omitempty"`
+	// Settings are the operator's plugins.<name> settings, values hidden.
+	Settings *SettingsView `json:"settings,omitempty"`
 }
 
 // LimitsView are a plugin's effective limits (its requests, defaults
@@ -80,6 +86,8 @@ type SkillView struct {
 	Name        string   `json:"name,omitempty"`
 	Description string   `json:"description,omitempty"`
 	Tags        []string `json:"tags,omitempty"`
+	// RateLimits are the policy.skill_rates rules that apply to the skill.
+	RateLimits []plugin.RateRule `json:"rate_limits,omitempty"`
 }
 
 // Plugins lists every plugin folder the registry knows.
@@ -95,6 +103,7 @@ func (a *Admin) Plugins() PluginsDoc {
 	}
 	doc := PluginsDoc{Revision: snap.Revision, Plugins: []PluginView{}}
 	seen := map[string]bool{}
+	notReady := a.notReadyByDir()
 	for _, p := range snap.Plugins {
 		seen[p.Dir] = true
 		v := a.loadedView(p)
@@ -106,6 +115,9 @@ func (a *Admin) Plugins() PluginsDoc {
 		}
 		if pr, ok := problems[p.Dir]; ok {
 			v.Error, v.ProblemSince = pr.Message, &pr.Time
+		}
+		if why, ok := notReady[p.Dir]; ok && v.State == StateLoaded {
+			v.State, v.Error = StateNotReady, joinLines(why, v.Error)
 		}
 		doc.Plugins = append(doc.Plugins, v)
 	}
@@ -125,8 +137,13 @@ func (a *Admin) Plugins() PluginsDoc {
 		if seen[dir] {
 			continue
 		}
+		seen[dir] = true
 		doc.Plugins = append(doc.Plugins, PluginView{Name: filepath.Base(dir), State: StateFailed, Error: pr.Message,
 			ProblemSince: &pr.Time, Source: a.source(dir), Dir: dir, Skills: []SkillView{}})
+	}
+	doc.Plugins = a.withSources(doc.Plugins, seen)
+	for i := range doc.Plugins {
+		doc.Plugins[i].Settings = a.settings(doc.Plugins[i].Name)
 	}
 	sort.Slice(doc.Plugins, func(i, j int) bool {
 		if doc.Plugins[i].Name != doc.Plugins[j].Name {
@@ -144,7 +161,8 @@ func (a *Admin) loadedView(p *plugin.Plugin) PluginView {
 		Source: a.source(p.Dir), Dir: p.Dir, Revision: p.Revision, Digest: "sha256:" + p.WasmSHA256,
 		LoadedAt: &loaded, Limits: limitsView(p.Limits), Skills: make([]SkillView, 0, len(m.Skills))}
 	for _, s := range m.Skills {
-		v.Skills = append(v.Skills, SkillView{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags})
+		v.Skills = append(v.Skills, SkillView{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags,
+			RateLimits: a.d.Registry.SkillRates(s.ID)})
 	}
 	v.Signer = signerOf(p.Signing)
 	return v
@@ -179,12 +197,22 @@ func limitsView(l sandbox.Limits) *LimitsView {
 	}
 }
 
-// source tells a published plugin's folder from a local one.
+// source tells a published or pulled plugin's folder from a local one.
 func (a *Admin) source(dir string) string {
-	if a.d.PublishedDir != "" {
-		if rel, err := filepath.Rel(a.d.PublishedDir, dir); err == nil && filepath.IsLocal(rel) {
-			return SourcePublished
-		}
+	switch {
+	case within(a.d.PublishedDir, dir):
+		return SourcePublished
+	case within(a.d.OCIDir, dir):
+		return SourceOCI
 	}
 	return SourceLocal
+}
+
+// within reports whether dir is inside root (a non-empty folder).
+func within(root, dir string) bool {
+	if root == "" {
+		return false
+	}
+	rel, err := filepath.Rel(root, dir)
+	return err == nil && filepath.IsLocal(rel)
 }

@@ -104,6 +104,9 @@ type Parts struct {
 	// Router routes agent calls to plugins and peers: agent/call, the
 	// agent_call host function, plan steps.
 	Router *agents.Router
+	// Settings are the operator's plugins.<name> settings each plugin's
+	// config is merged from.
+	Settings *Settings
 
 	tmp string // TempStore's folder
 }
@@ -124,7 +127,7 @@ func New(ctx context.Context, spec Spec) (_ *Parts, err error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Parts{Net: net}
+	p := &Parts{Net: net, Settings: NewSettings(cfg.PluginSettings)}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, p.Close(context.WithoutCancel(ctx)))
@@ -163,6 +166,7 @@ func New(ctx context.Context, spec Spec) (_ *Parts, err error) {
 		Observer: spec.Observer,
 		Tracer:   spec.Tracer,
 		Trust:    trust,
+		Config:   p.Settings.Config,
 	})
 	p.Router = agents.New(p.Registry, p.Peers, agents.Config{MaxDepth: cfg.Agents.MaxCallDepth, Guard: spec.Guard, Logger: log, Observer: obs})
 	return p, nil

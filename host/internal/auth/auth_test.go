@@ -303,14 +303,39 @@ func TestTokenPrincipalIsBoundToItsSession(t *testing.T) {
 		{"_cleveragents/session/close", "s1", true},
 		{"_cleveragents/context/get", "s2", false},
 		{"_cleveragents/session/create", "s1", false},
+		{"_cleveragents/plan/status", "s1", true},
+		{"_cleveragents/plan/status", "", false},
+		// A2A methods act on the key's tasks, which belong to no session:
+		// naming the token's own session must not open them (issue 20).
 		{"ListTasks", "", false},
+		{"ListTasks", "s1", false},
+		{"GetTask", "s1", false},
+		{"SendMessage", "s1", false},
+		{"tasks/cancel", "s1", false},
+		{"CreateTaskPushNotificationConfig", "s1", false},
+		{"_cleveragents/task/verify", "s1", false},
+		{auth.MCPPseudoMethod, "", false},
+		{auth.MetricsPseudoMethod, "s1", false},
+		{"a/method/added/later", "s1", false},
 	} {
-		if err := p.AllowMethod(tt.method, tt.session); (err == nil) != tt.ok {
+		err := p.AllowMethod(tt.method, tt.session)
+		if (err == nil) != tt.ok {
 			t.Errorf("%s on %q: %v, want ok=%v", tt.method, tt.session, err, tt.ok)
+		}
+		if err != nil {
+			wantFault(t, err, fault.Forbidden, fault.ReasonScopeDenied)
 		}
 	}
 	if !p.Owns("key:ci") || p.Owns("key:other") || p.Owns("") {
 		t.Error("a token must own exactly what its key owns")
+	}
+	if !p.OwnsSession("s1")("key:ci") || p.OwnsSession("s2")("key:ci") || p.OwnsSession("s1")("key:other") {
+		t.Error("a token must own its own session only")
+	}
+	wantFault(t, p.AllowKeyWide("A2A tasks"), fault.Forbidden, fault.ReasonScopeDenied)
+	key, _ := ks.Principal("ci")
+	if err := key.AllowKeyWide("A2A tasks"); err != nil || !key.OwnsSession("s2")("key:ci") {
+		t.Errorf("the key itself: AllowKeyWide = %v, OwnsSession(s2) = %v", err, key.OwnsSession("s2")("key:ci"))
 	}
 }
 

@@ -1,38 +1,67 @@
 package auth
 
 import (
-	"sync"
+	"errors"
 	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/share"
 )
 
-// Guard applies the per-principal call limits: the call rate (a token
-// bucket per key, through a Limiter), the session-creation rate and the
-// number of calls running at once on this host. Local principals are not
-// limited. Safe for concurrent use.
-type Guard struct {
-	lim Limiter
+// DefaultMaxRunningCalls is the default host-wide cap of running calls
+// (rpc.max_running_calls).
+const DefaultMaxRunningCalls = 1024
 
-	mu      sync.Mutex
-	running map[string]int // key id -> calls running here
+// Guard applies the call limits: the call rate (a token bucket per key,
+// through a Limiter), the session-creation rate, and the calls running at
+// once on this host — every principal together up to the host-wide cap, a
+// key at most its MaxConcurrentCalls of them. Local principals have no rate
+// and no per-key share; they count against the host-wide cap. Safe for
+// concurrent use.
+type Guard struct {
+	lim     Limiter
+	running *share.Counter // calls and A2A tasks running on this host
 }
 
+// GuardOption configures NewGuard.
+type GuardOption func(*guardConfig)
+
+type guardConfig struct{ maxRunning int }
+
+// MaxRunning caps the calls (and A2A tasks) running at once on this host,
+// every principal together (rpc.max_running_calls); past it a call is
+// refused with pool_saturated. Optional. Default: DefaultMaxRunningCalls.
+func MaxRunning(n int) GuardOption { return func(c *guardConfig) { c.maxRunning = n } }
+
 // NewGuard returns a Guard taking tokens from lim (nil: a MemoryLimiter).
-func NewGuard(lim Limiter) *Guard {
+func NewGuard(lim Limiter, opts ...GuardOption) *Guard {
 	if lim == nil {
 		lim = NewMemoryLimiter()
 	}
-	return &Guard{lim: lim, running: map[string]int{}}
+	cfg := guardConfig{maxRunning: DefaultMaxRunningCalls}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.maxRunning <= 0 {
+		cfg.maxRunning = DefaultMaxRunningCalls
+	}
+	return &Guard{lim: lim, running: share.New(share.Config{
+		Resource: "running_calls", What: "running calls",
+		Limit: cfg.maxRunning, LimitKey: "rpc.max_running_calls", ShareKey: "auth.limits.max_concurrent_calls",
+		Full: fault.Newf(fault.ResourceExhausted, fault.ReasonPoolSaturated,
+			"%d calls are running on this host, the limit (rpc.max_running_calls); retry shortly", cfg.maxRunning).
+			With("retry_after_ms", int64(100)),
+	})}
 }
+
+// Running counts the calls running on this host (for metrics and admin).
+func (g *Guard) Running() *share.Counter { return g.running }
 
 // Admit takes a rate token for one call of p and a slot among p's running
 // calls; release frees the slot when the call ends. Refusals are
-// ResourceExhausted (rate_limited) with retry_after_ms in their data.
+// ResourceExhausted (rate_limited for p's rate or share, pool_saturated
+// for the host-wide cap) with retry_after_ms in their data.
 func (g *Guard) Admit(p Principal) (release func(), err error) {
-	if !p.Limited() {
-		return func() {}, nil
-	}
 	release, err = g.Occupy(p)
 	if err != nil {
 		return nil, err
@@ -44,31 +73,21 @@ func (g *Guard) Admit(p Principal) (release func(), err error) {
 	return release, nil
 }
 
-// Occupy takes a slot among p's running calls (or tasks) until release;
-// it fails (rate_limited) when MaxConcurrentCalls are running already.
+// Occupy takes a slot among the host's running calls (or tasks) until
+// release: one of p's MaxConcurrentCalls for a key (rate_limited when they
+// are running already), and one of the host's (pool_saturated when
+// rpc.max_running_calls are running).
 func (g *Guard) Occupy(p Principal) (release func(), err error) {
-	n := p.Limits().MaxConcurrentCalls
-	if !p.Limited() || n <= 0 {
-		return func() {}, nil
+	holder, n := "", 0
+	if p.Limited() {
+		holder, n = p.Owner(), p.Limits().MaxConcurrentCalls
 	}
-	g.mu.Lock()
-	if g.running[p.name] >= n {
-		g.mu.Unlock()
+	release, err = g.running.AcquireWithin(holder, n)
+	if errors.Is(err, share.ErrOverShare) {
 		return nil, limited(p, "auth.limits.max_concurrent_calls", time.Second,
 			"%d calls of this key are already running on this host", n)
 	}
-	g.running[p.name]++
-	g.mu.Unlock()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			g.mu.Lock()
-			if g.running[p.name]--; g.running[p.name] <= 0 {
-				delete(g.running, p.name)
-			}
-			g.mu.Unlock()
-		})
-	}, nil
+	return release, err
 }
 
 // AdmitRate takes a rate token for one call of p, without a running slot

@@ -56,6 +56,7 @@ var methodClass = map[string]Class{
 	"ListTaskPushNotificationConfigs": ClassOwn, "DeleteTaskPushNotificationConfig": ClassOwn,
 	"tasks/pushNotificationConfig/set": ClassOwn, "tasks/pushNotificationConfig/get": ClassOwn,
 	"tasks/pushNotificationConfig/list": ClassOwn, "tasks/pushNotificationConfig/delete": ClassOwn,
+	MCPPseudoMethod: ClassOwn,
 }
 
 // ClassOf returns the class of method.
@@ -69,22 +70,58 @@ var startsTask = map[string]bool{"SendMessage": true, "SendStreamingMessage": tr
 // StartsTask reports whether method's work runs as an A2A task.
 func StartsTask(method string) bool { return startsTask[method] }
 
-// sessionCreate is the one method a session token may not call.
-const sessionCreate = "_cleveragents/session/create"
+// MCPPseudoMethod is the name the MCP endpoint (/mcp) is authorized with:
+// open to every key (each tool call checks its skill again), refused to
+// session tokens.
+const MCPPseudoMethod = "mcp"
+
+// tokenMethods are the only methods a session token may call: each acts
+// within the one session its params name (session_id) and nothing else, so
+// a token bound to that session reaches exactly that session, its context
+// and its plans. Every other method (session/create, the A2A methods and
+// task/verify, whose tasks belong to the key and not to a session, MCP,
+// /metrics, /admin, and any method added later) needs an API key: a method
+// is refused to tokens unless it is listed here.
+var tokenMethods = map[string]bool{
+	"_cleveragents/session/close": true,
+	"_cleveragents/context/get":   true,
+	"_cleveragents/context/set":   true,
+	"_cleveragents/skill/execute": true,
+	"_cleveragents/agent/call":    true,
+	"_cleveragents/agent/notify":  true,
+	"_cleveragents/plan/create":   true,
+	"_cleveragents/plan/execute":  true,
+	"_cleveragents/plan/status":   true,
+	"_cleveragents/plan/cancel":   true,
+	"_cleveragents/plan/list":     true,
+	"_cleveragents/plan/verify":   true,
+}
+
+// TokenMethod reports whether a session token may call method (with its
+// own session_id).
+func TokenMethod(method string) bool { return tokenMethods[method] }
 
 // AllowMethod reports (nil) whether p may call method, whose params name
 // sessionID (the envelope's session_id, "" when absent). It is the first of
 // two gates: methods of ClassRun and ClassPlan check the skills they run
-// again (AllowSkill). A session token may call only methods naming its
-// session.
+// again (AllowSkill). A session token may call only the methods of
+// tokenMethods, naming its own session; the handlers look sessions up with
+// OwnsSession, so they refuse any other session from the principal too.
 func (p Principal) AllowMethod(method, sessionID string) error {
 	if err := p.present(); err != nil {
 		return err
 	}
-	if p.kind == KindToken && (method == sessionCreate || sessionID != p.session) {
-		return fault.Newf(fault.Forbidden, fault.ReasonScopeDenied,
-			"a session token is valid only for methods naming its own session_id; %s needs an API key", clip(method)).
-			With("key_id", p.KeyID())
+	if p.kind == KindToken {
+		if !tokenMethods[method] {
+			return fault.Newf(fault.Forbidden, fault.ReasonScopeDenied,
+				"a session token may call only the methods of its own session (session/close, context/*, skill/execute, agent/*, plan/*); %s needs an API key", clip(method)).
+				With("key_id", p.KeyID())
+		}
+		if sessionID != p.session {
+			return fault.Newf(fault.Forbidden, fault.ReasonScopeDenied,
+				"a session token is valid only for its own session: %s must name session_id %q", clip(method), clip(p.session)).
+				With("key_id", p.KeyID())
+		}
 	}
 	if p.all() || p.grants(ScopeMethod, method) {
 		return nil

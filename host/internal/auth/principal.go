@@ -83,6 +83,34 @@ func (p Principal) Owns(owner string) bool {
 	return owner == p.Owner()
 }
 
+// OwnsSession returns the ownership check of session id for p (what
+// store.OwnedSession asks): p owns the session's owner and, for a session
+// token, id is the token's own session. Handlers look sessions up with it,
+// so a token reaches no other session of its key whatever its params say.
+func (p Principal) OwnsSession(id string) func(owner string) bool {
+	return func(owner string) bool {
+		return p.Owns(owner) && (p.kind != KindToken || id == p.session)
+	}
+}
+
+// AllowKeyWide reports (nil) whether p may act on what, records that belong
+// to a key as a whole and to no session (A2A tasks and their push
+// configs): every principal but a session token, which is refused 403
+// scope_denied. The A2A service asks it wherever it reads, lists or
+// creates tasks, so a token cannot reach them through any method or
+// binding.
+func (p Principal) AllowKeyWide(what string) error {
+	if err := p.present(); err != nil {
+		return err
+	}
+	if p.kind == KindToken {
+		return fault.Newf(fault.Forbidden, fault.ReasonScopeDenied,
+			"a session token may not use %s: they belong to the key, not to a session; use the API key", what).
+			With("key_id", p.KeyID())
+	}
+	return nil
+}
+
 // Limits are the principal's caps; local principals have none (zero).
 func (p Principal) Limits() Limits { return p.limits }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/store"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 func mustStore(t *testing.T, dir string) *store.Store {
@@ -27,7 +28,7 @@ func mustStore(t *testing.T, dir string) *store.Store {
 
 func mustBus(t *testing.T, st *store.Store, cfg Config) *Bus {
 	t.Helper()
-	b, err := Open(context.Background(), st.JetStream(), cfg)
+	b, err := Open(context.Background(), st, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +197,7 @@ func TestLimits(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "over the") {
 		t.Errorf("oversized event: %v", err)
 	}
-	if _, err := Open(ctx, st.JetStream(), Config{Retention: time.Hour, DedupeWindow: 2 * time.Hour}); err == nil {
+	if _, err := Open(ctx, st, Config{Retention: time.Hour, DedupeWindow: 2 * time.Hour}); err == nil {
 		t.Error("a dedupe window longer than the retention was accepted")
 	}
 }
@@ -261,5 +262,43 @@ func TestSourceChecksTheQuery(t *testing.T) {
 	}
 	if env["id"] != "1" || env["session_id"] != sess.ID || env["data"].(map[string]any)["a"] != "b\nc" {
 		t.Errorf("envelope %v", env)
+	}
+}
+
+// A holder at its share is refused with key_quota while another holder
+// still subscribes; the host-wide cap stays too_many_subscribers.
+func TestHolderShare(t *testing.T) {
+	t.Parallel()
+	st := mustStore(t, t.TempDir())
+	b := mustBus(t, st, Config{MaxSubscribers: 3, MaxSubscribersPerKey: 2})
+	ctx := context.Background()
+	var open []*Subscription
+	defer func() {
+		for _, s := range open {
+			_ = s.Close()
+		}
+	}()
+	subscribe := func(holder string) error {
+		s, err := b.Subscribe(ctx, Filter{Holder: holder})
+		if err == nil {
+			open = append(open, s)
+		}
+		return err
+	}
+	for range 2 {
+		if err := subscribe("key:a"); err != nil {
+			t.Fatalf("a within its share: %v", err)
+		}
+	}
+	fe := testutil.MustFault(t, subscribe("key:a"), fault.ResourceExhausted, fault.ReasonKeyQuota)
+	if fe.Data["limit"] != "events.max_subscribers_per_key" {
+		t.Errorf("refusal data %v; want limit events.max_subscribers_per_key", fe.Data)
+	}
+	if err := subscribe("key:b"); err != nil {
+		t.Fatalf("b while a is at its share: %v", err)
+	}
+	testutil.MustFault(t, subscribe("key:c"), fault.ResourceExhausted, fault.ReasonTooManySubscribers)
+	if got := b.Subscribers().Held("key:a"); got != 2 {
+		t.Errorf("a holds %d, want 2", got)
 	}
 }

@@ -18,6 +18,8 @@ const (
 	DefaultMaxBytes       = 256 << 20
 	DefaultDedupeWindow   = time.Hour
 	DefaultMaxSubscribers = 256
+	// DefaultMaxSubscribersPerKey is a quarter of DefaultMaxSubscribers.
+	DefaultMaxSubscribersPerKey = 64
 	// MaxEventBytes caps one stored event (envelope included).
 	MaxEventBytes = 128 << 10
 )
@@ -36,6 +38,10 @@ type Config struct {
 	// MaxSubscribers caps the subscriptions open at once on this host.
 	// Optional. Default: 256.
 	MaxSubscribers int
+	// MaxSubscribersPerKey caps the subscriptions of one holder
+	// (Filter.Holder) within MaxSubscribers; -1: no per-holder cap.
+	// Optional. Default: 64, or MaxSubscribers when that is smaller.
+	MaxSubscribersPerKey int
 	// Replicas is the stream's replication factor. Optional. Default: 1.
 	Replicas int
 }
@@ -52,6 +58,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.MaxSubscribers == 0 {
 		c.MaxSubscribers = DefaultMaxSubscribers
+	}
+	switch {
+	case c.MaxSubscribersPerKey == 0:
+		c.MaxSubscribersPerKey = min(DefaultMaxSubscribersPerKey, c.MaxSubscribers)
+	case c.MaxSubscribersPerKey < 0:
+		c.MaxSubscribersPerKey = 0 // share.Config: no per-holder cap
 	}
 	if c.Replicas == 0 {
 		c.Replicas = 1

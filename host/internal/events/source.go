@@ -34,7 +34,8 @@ type Source struct {
 // SessionNotFound, as an unknown or closed one; without a session the
 // subscription carries the events of every session (and notification) of
 // its own. A session token may subscribe to its own session only
-// (Forbidden). A malformed query is InvalidParams.
+// (Forbidden). A malformed query is InvalidParams. A key holds at most its
+// share of the host's subscriptions (key_quota), its tokens' included.
 func (s Source) Open(ctx context.Context, q Query) (*SSEStream, error) {
 	who := auth.From(ctx)
 	if who.Kind() == auth.KindNone {
@@ -56,7 +57,7 @@ func (s Source) Open(ctx context.Context, q Query) (*SSEStream, error) {
 		f.After, f.Replay = n, n == 0
 	}
 	if q.SessionID != "" {
-		if _, err := s.Sessions.OwnedSession(ctx, q.SessionID, who.Owns); err != nil {
+		if _, err := s.Sessions.OwnedSession(ctx, q.SessionID, who.OwnsSession(q.SessionID)); err != nil {
 			return nil, err
 		}
 	} else {
@@ -64,6 +65,9 @@ func (s Source) Open(ctx context.Context, q Query) (*SSEStream, error) {
 		if who.Owns("") { // records from before owners existed are the local principals'
 			f.Owners = append(f.Owners, "")
 		}
+	}
+	if who.Limited() { // an API key (its tokens too) holds its share; local principals count host-wide only
+		f.Holder = who.Owner()
 	}
 	sub, err := s.Bus.Subscribe(ctx, f)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"golang.org/x/time/rate"
 
+	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
 
@@ -169,7 +170,7 @@ func (f *funcs) serve(ctx context.Context, m memory, name string, limit int, off
 	}
 	off, err := writeReply(ctx, m, r)
 	if err != nil {
-		f.diagnose(ctx, call, name, errorf(CodeInternal, "reply: %v", err))
+		f.diagnose(ctx, call, name, errorf(fault.GuestInternal, "reply: %v", err))
 		return 0
 	}
 	return off
@@ -180,8 +181,8 @@ func (f *funcs) serve(ctx context.Context, m memory, name string, limit int, off
 func (f *funcs) diagnose(ctx context.Context, call *Call, name string, gerr *guestError) {
 	level := slog.LevelDebug
 	switch gerr.Code {
-	case CodeBadPointer, CodeRequestTooLarge, CodeBadRequest, CodeInternal,
-		CodeHostNotAllowed, CodeAddressRefused, CodeAgentNotAllowed:
+	case fault.GuestBadPointer, fault.GuestRequestTooLarge, fault.GuestBadRequest, fault.GuestInternal,
+		fault.GuestHostNotAllowed, fault.GuestAddressRefused, fault.GuestAgentNotAllowed:
 		level = slog.LevelWarn
 	}
 	if level == slog.LevelWarn && !f.diag.Allow() {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -65,13 +66,22 @@ func classify(addr netip.Addr) string {
 }
 
 // refusedAddrError is returned by the dial guard before any packet is sent.
+// Its text names the host the caller asked for and the rule that refused
+// it, never the address a name resolved to: that address is internal
+// knowledge (it maps the operator's network) and goes only to logs.
 type refusedAddrError struct {
-	Addr   netip.Addr
-	Reason string
+	Host   string     // the host name dialed ("" or the literal: Addr is what the caller wrote)
+	Addr   netip.Addr // the address refused; not in Error()
+	Reason string     // the range's name: loopback, private, cloud metadata, …
 }
 
 func (e *refusedAddrError) Error() string {
-	return fmt.Sprintf("address %s is %s and not allowed by net.allow_private", e.Addr, e.Reason)
+	if e.Host != "" {
+		if a, err := netip.ParseAddr(strings.Trim(e.Host, "[]")); err != nil || a.Unmap().WithZone("") != e.Addr {
+			return fmt.Sprintf("host %q resolves to a refused address (%s); net.allow_private does not allow it", e.Host, e.Reason)
+		}
+	}
+	return fmt.Sprintf("address %s is refused (%s); net.allow_private does not allow it", e.Addr, e.Reason)
 }
 
 // dialGuard checks each address the dialer is about to connect to.
@@ -119,6 +129,19 @@ func (p NetPolicy) Dialer() *net.Dialer {
 	return &net.Dialer{Timeout: p.Timeout, Resolver: p.Resolver, ControlContext: dialGuard{allow: p.AllowPrivate}.control}
 }
 
+// DialContext dials through Dialer; a refusal names the host dialed
+// (address's host part), not the address it resolved to.
+func (p NetPolicy) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	conn, err := p.Dialer().DialContext(ctx, network, address)
+	var refused *refusedAddrError
+	if err != nil && errors.As(err, &refused) {
+		named := *refused
+		named.Host, _, _ = net.SplitHostPort(address)
+		return nil, &named // not the *net.OpError around it: its text carries the resolved address
+	}
+	return conn, err
+}
+
 // Client returns an HTTP client for what the host sends to URLs a client
 // chose (plan webhooks, A2A push notifications): every dial goes through
 // Dialer (the guard), p.Timeout bounds a whole exchange, redirects are not
@@ -131,7 +154,7 @@ func (p NetPolicy) Client() *http.Client {
 	}
 	transport := &http.Transport{
 		Proxy:                  nil, // never from the environment
-		DialContext:            p.Dialer().DialContext,
+		DialContext:            p.DialContext,
 		TLSHandshakeTimeout:    timeout,
 		ResponseHeaderTimeout:  timeout,
 		MaxResponseHeaderBytes: 64 << 10,

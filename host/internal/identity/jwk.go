@@ -1,7 +1,6 @@
 package identity
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -97,7 +96,7 @@ func ParseJWKS(data []byte) (*KeySet, error) {
 		return nil, fmt.Errorf("identity: JWKS larger than %d bytes", MaxJWKSBytes)
 	}
 	var doc JWKS
-	if err := json.Unmarshal(data, &doc); err != nil {
+	if err := Decode(data, &doc); err != nil {
 		return nil, fmt.Errorf("identity: JWKS: %w", err)
 	}
 	if len(doc.Keys) > maxJWKSKeys {

@@ -1,6 +1,7 @@
 package identity
 
 import (
+	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"crypto/sha256"
@@ -130,9 +131,9 @@ func (p *PublicKey) MarshalPEM() ([]byte, error) {
 // private key is accepted too (its public half is returned), so a trust
 // list may name either file.
 func ParsePublicPEM(data []byte) (*PublicKey, error) {
-	block, _ := pem.Decode(data)
-	if block == nil {
-		return nil, errors.New("identity: no PEM block found")
+	block, err := onePEM(data)
+	if err != nil {
+		return nil, err
 	}
 	switch block.Type {
 	case pemPublic:
@@ -222,9 +223,9 @@ func (k *PrivateKey) MarshalPEM() ([]byte, error) {
 
 // ParsePrivatePEM decodes a PEM "PRIVATE KEY" (PKCS #8) of either algorithm.
 func ParsePrivatePEM(data []byte) (*PrivateKey, error) {
-	block, _ := pem.Decode(data)
-	if block == nil {
-		return nil, errors.New("identity: no PEM block found")
+	block, err := onePEM(data)
+	if err != nil {
+		return nil, err
 	}
 	if block.Type != pemPrivate {
 		return nil, fmt.Errorf("identity: PEM block %q is not a PKCS #8 private key", block.Type)
@@ -244,4 +245,18 @@ func ParsePrivatePEM(data []byte) (*PrivateKey, error) {
 		return nil, fmt.Errorf("identity: %s private keys are not supported (want Ed25519 or ML-DSA-65)", k.Scheme().Name())
 	}
 	return &PrivateKey{pub: newPublic(MLDSA65, nil, ml.Public().(*mldsa65.PublicKey)), ml: ml}, nil
+}
+
+// onePEM decodes the one PEM block of a key file: anything but whitespace
+// after it is refused, so a file holding two keys is never read as the
+// first one alone (a trust list would silently miss the second).
+func onePEM(data []byte) (*pem.Block, error) {
+	block, rest := pem.Decode(data)
+	if block == nil {
+		return nil, errors.New("identity: no PEM block found")
+	}
+	if len(bytes.TrimSpace(rest)) > 0 {
+		return nil, errors.New("identity: more than one PEM block: a key file holds exactly one key")
+	}
+	return block, nil
 }

@@ -13,7 +13,9 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/share"
 )
 
 // ContextPrefix prefixes the A2A context of an MCP session's tool calls.
@@ -33,16 +35,22 @@ type Config struct {
 	Snapshot func() *plugin.Snapshot // the registry's current snapshot
 	Version  string                  // reported as the server's version
 	Logger   *slog.Logger
+	// MaxSessions caps the MCP sessions open over HTTP on this host, and
+	// MaxSessionsPerKey those of one key. Optional. Defaults:
+	// MaxHTTPSessions, MaxHTTPSessionsPerKey (-1: no per-key share).
+	MaxSessions, MaxSessionsPerKey int
 }
 
 // Server is the MCP server of a host. It is safe for concurrent use.
 type Server struct {
-	cfg Config
-	srv *sdk.Server
-	log *slog.Logger
+	cfg      Config
+	srv      *sdk.Server
+	log      *slog.Logger
+	sessions *share.Counter // MCP sessions over HTTP
 
-	mu    sync.Mutex
-	tools map[string]string // name → the definition's JSON, to add only what changed
+	mu      sync.Mutex
+	tools   map[string]string // name → the definition's JSON, to add only what changed
+	plugins map[string]string // tool name → its plugin, for the caller's agent: scopes
 }
 
 // New returns a Server listing the snapshot's skills as tools. Call Update
@@ -54,18 +62,43 @@ func New(cfg Config) *Server {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, tools: map[string]string{}}
+	s := &Server{cfg: cfg, log: cfg.Logger, tools: map[string]string{}, plugins: map[string]string{}, sessions: newSessionCounter(cfg)}
 	s.srv = sdk.NewServer(&sdk.Implementation{Name: "skillhost", Title: "skillhost", Version: cfg.Version},
 		&sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}, Logger: cfg.Logger,
 			Instructions: "Each tool is a sandboxed WebAssembly skill; its input is the skill's JSON input."})
+	s.srv.AddReceivingMiddleware(s.listInScope)
 	s.Update(cfg.Snapshot())
 	return s
+}
+
+// listInScope filters tools/list to the tools the caller may call (its
+// skill: and agent: scopes, as the extended Agent Card is): a key sees
+// only what it can run.
+func (s *Server) listInScope(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		list, ok := res.(*sdk.ListToolsResult)
+		if err != nil || method != "tools/list" || !ok {
+			return res, err
+		}
+		who := auth.From(ctx)
+		s.mu.Lock()
+		kept := list.Tools[:0:0]
+		for _, t := range list.Tools {
+			if who.AllowSkill(s.plugins[t.Name], t.Name) == nil {
+				kept = append(kept, t)
+			}
+		}
+		s.mu.Unlock()
+		list.Tools = kept
+		return list, nil
+	}
 }
 
 // Update makes the tool list the snapshot's skills: new and changed tools
 // are added, removed ones dropped; the SDK notifies the connected clients.
 func (s *Server) Update(snap *plugin.Snapshot) {
-	want := map[string]*sdk.Tool{}
+	want, owners := map[string]*sdk.Tool{}, map[string]string{}
 	if snap != nil {
 		for _, p := range snap.Plugins {
 			if p == nil || p.Manifest == nil {
@@ -77,12 +110,13 @@ func (s *Server) Update(snap *plugin.Snapshot) {
 					s.log.Warn("mcp: skill not offered as a tool", "skill", sk.ID, "plugin", p.Manifest.Name, "err", err)
 					continue
 				}
-				want[t.Name] = t
+				want[t.Name], owners[t.Name] = t, p.Manifest.Name
 			}
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.plugins = owners
 	var gone []string
 	for name := range s.tools {
 		if _, ok := want[name]; !ok {
@@ -132,7 +166,7 @@ func (s *Server) call(name string) sdk.ToolHandler {
 		var args any = map[string]any{}
 		if req.Params != nil && len(req.Params.Arguments) > 0 {
 			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
-				return toolError(fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err, "arguments are not JSON")), nil
+				return s.toolError(ctx, fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err, "arguments are not JSON")), nil
 			}
 		}
 		msg := a2av1.NewMessage(a2av1.MessageRoleUser, a2av1.NewDataPart(args))
@@ -147,7 +181,7 @@ func (s *Server) call(name string) sdk.ToolHandler {
 		}
 		res, err := s.cfg.Invoker.Invoke(ctx, "SendMessage", params)
 		if err != nil {
-			return toolError(err), nil
+			return s.toolError(ctx, err), nil
 		}
 		sr, ok := res.(a2av1.StreamResponse)
 		task, _ := sr.Event.(*a2av1.Task)
@@ -158,10 +192,12 @@ func (s *Server) call(name string) sdk.ToolHandler {
 	}
 }
 
-// taskResult turns a finished task into the tool's result.
+// taskResult turns a finished task into the tool's result: its output, or
+// for a task that did not complete a tool error (errorResult) from its
+// status message: the text, and the fault.Summary its metadata carries.
 func taskResult(task *a2av1.Task) *sdk.CallToolResult {
 	if task.Status.State != a2av1.TaskStateCompleted {
-		info := map[string]any{"state": string(task.Status.State)}
+		info := map[string]any{}
 		text := "the skill ended " + string(task.Status.State)
 		if m := task.Status.Message; m != nil {
 			for k, v := range m.Metadata {
@@ -173,8 +209,10 @@ func taskResult(task *a2av1.Task) *sdk.CallToolResult {
 				}
 			}
 		}
-		info["message"] = text
-		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: info}
+		if _, ok := info["message"]; !ok {
+			info["message"] = text
+		}
+		return errorResult(text, info, string(task.Status.State))
 	}
 	out := &sdk.CallToolResult{Content: []sdk.Content{}}
 	for _, art := range task.Artifacts {
@@ -196,11 +234,24 @@ func taskResult(task *a2av1.Task) *sdk.CallToolResult {
 }
 
 // toolError is a call refused before the skill ran (invalid arguments,
-// scope, rate) as a tool error with skillhost's code and reason.
-func toolError(err error) *sdk.CallToolResult {
-	fe := fault.From(err)
-	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fe.Message()}},
-		StructuredContent: map[string]any{"code": fe.Kind.Code(), "reason": fe.WireReason(), "kind": fe.Kind.String(), "message": fe.Message()}}
+// scope, rate) as a tool error (errorResult) of its fault.Summary; the text
+// of an error that is not a fault is logged, not sent (fault.Safe).
+func (s *Server) toolError(ctx context.Context, err error) *sdk.CallToolResult {
+	fe, hidden := fault.Safe(err)
+	if hidden {
+		s.log.ErrorContext(ctx, "mcp: tool call failed", "err", err)
+	}
+	return errorResult(fe.Error(), fe.Summary().Map(), "")
+}
+
+// errorResult is the one shape of a failed tool call: the error's text as
+// content, isError, and the fault.Summary (code, reason, kind, message)
+// as structured content, with the task's state when a task ran.
+func errorResult(text string, summary map[string]any, state string) *sdk.CallToolResult {
+	if state != "" {
+		summary["state"] = state
+	}
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: summary}
 }
 
 // ServeStdio serves one MCP client on r and w (newline-delimited JSON-RPC)

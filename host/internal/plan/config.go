@@ -22,6 +22,7 @@ const (
 	DefaultMaxRecordBytes     = 1 << 20
 	DefaultWorkers            = 4
 	DefaultMaxDeliver         = 5
+	DefaultMaxCrashes         = 2
 	DefaultAckWait            = 10 * time.Second
 	DefaultRetention          = 7 * 24 * time.Hour
 	DefaultMaxBucketBytes     = 1 << 30
@@ -53,6 +54,14 @@ type Config struct {
 	// reason redelivery_exhausted instead of running the step again.
 	// Optional. Default: 5.
 	MaxDeliver int
+	// MaxCrashes is how often a step may be running when its host dies
+	// (killed, out of memory, crashed): at the next delivery after that
+	// many, the step is quarantined instead of run again, failing the plan
+	// with reason quarantined. A delivery while the step's host is alive (a
+	// retry, a missed ack deadline) is no crash, nor is a graceful
+	// shutdown. Only deliveries below MaxDeliver can reach it. Optional.
+	// Default: 2.
+	MaxCrashes int
 	// AckWait is how long a step job may go without a sign of life before
 	// JetStream hands it to another worker. Running steps report progress
 	// every AckWait/3, so it does not bound a step's duration; it bounds how
@@ -61,8 +70,21 @@ type Config struct {
 	// Retention is how long a plan record is kept after its last change.
 	// Optional. Default: 7 days.
 	Retention time.Duration
-	// MaxBucketBytes caps the disk used by the plans bucket. Optional. Default: 1 GiB.
+	// MaxBucketBytes caps the disk used by the plans bucket (applied to an
+	// existing bucket at Open). Optional. Default: 1 GiB.
 	MaxBucketBytes int64
+	// MaxPerKey caps the stored plans of one API key (plans.max_per_key).
+	// Optional. Default: DefaultMaxPerKey (10000).
+	MaxPerKey int
+	// MaxBytesPerKey caps the bytes of one API key's stored plans, an
+	// executing plan counted at MaxRecordBytes (plans.max_bytes_per_key).
+	// Optional. Default: MaxBucketBytes/4 (at least 2×MaxRecordBytes, at
+	// most MaxBucketBytes). At least MaxRecordBytes.
+	MaxBytesPerKey int64
+	// Reserve is the room in the bucket plan/create and plan/execute
+	// leave for the checkpoints of executing plans (plans.reserve).
+	// Optional. Default: MaxBucketBytes/8. At most MaxBucketBytes/2.
+	Reserve int64
 	// MaxPlanTimeout caps execution_options.timeout and a step's
 	// timeout_ms. Optional. Default: 24h.
 	MaxPlanTimeout time.Duration
@@ -80,10 +102,14 @@ func (cfg Config) withDefaults() (Config, error) {
 	setIfZero(&cfg.MaxRecordBytes, DefaultMaxRecordBytes)
 	setIfZero(&cfg.Workers, DefaultWorkers)
 	setIfZero(&cfg.MaxDeliver, DefaultMaxDeliver)
+	setIfZero(&cfg.MaxCrashes, DefaultMaxCrashes)
 	setIfZero(&cfg.AckWait, DefaultAckWait)
 	setIfZero(&cfg.Retention, DefaultRetention)
 	setIfZero(&cfg.MaxBucketBytes, DefaultMaxBucketBytes)
 	setIfZero(&cfg.MaxPlanTimeout, DefaultMaxPlanTimeout)
+	setIfZero(&cfg.MaxPerKey, DefaultMaxPerKey)
+	setIfZero(&cfg.MaxBytesPerKey, min(cfg.MaxBucketBytes, max(cfg.MaxBucketBytes/4, 2*int64(cfg.MaxRecordBytes))))
+	setIfZero(&cfg.Reserve, cfg.MaxBucketBytes/8)
 	switch {
 	case cfg.MaxSteps < 1 || cfg.MaxSteps > 10_000:
 		return cfg, fmt.Errorf("plan: MaxSteps %d: must be 1..10000", cfg.MaxSteps)
@@ -95,12 +121,20 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("plan: Workers %d: must be 1..1024", cfg.Workers)
 	case cfg.MaxDeliver < 2:
 		return cfg, fmt.Errorf("plan: MaxDeliver %d: must be at least 2", cfg.MaxDeliver)
+	case cfg.MaxCrashes < 1 || cfg.MaxCrashes > 100:
+		return cfg, fmt.Errorf("plan: MaxCrashes %d: must be 1..100", cfg.MaxCrashes)
 	case cfg.AckWait < 300*time.Millisecond:
 		return cfg, fmt.Errorf("plan: AckWait %v: must be at least 300ms", cfg.AckWait)
 	case cfg.Retention < time.Minute:
 		return cfg, fmt.Errorf("plan: Retention %v: must be at least 1m", cfg.Retention)
 	case cfg.MaxBucketBytes < int64(cfg.MaxRecordBytes):
 		return cfg, fmt.Errorf("plan: MaxBucketBytes %d: must be at least MaxRecordBytes", cfg.MaxBucketBytes)
+	case cfg.MaxPerKey < 1:
+		return cfg, fmt.Errorf("plan: MaxPerKey %d: must be positive", cfg.MaxPerKey)
+	case cfg.MaxBytesPerKey < int64(cfg.MaxRecordBytes):
+		return cfg, fmt.Errorf("plan: MaxBytesPerKey %d: must be at least MaxRecordBytes (%d)", cfg.MaxBytesPerKey, cfg.MaxRecordBytes)
+	case cfg.Reserve < 0 || cfg.Reserve > cfg.MaxBucketBytes/2:
+		return cfg, fmt.Errorf("plan: Reserve %d: must be 0..MaxBucketBytes/2", cfg.Reserve)
 	case cfg.MaxPlanTimeout < time.Second:
 		return cfg, fmt.Errorf("plan: MaxPlanTimeout %v: must be at least 1s", cfg.MaxPlanTimeout)
 	case cfg.Replicas < 0 || cfg.Replicas > 5:

@@ -16,7 +16,15 @@
 //     checkpoints its output, enqueues the next step's job and only then
 //     acknowledges. A job left unacknowledged by a crash is redelivered after
 //     AckWait, and its plan resumes from the checkpoint: completed steps are
-//     never run again, the interrupted one runs again.
+//     never run again, the interrupted one runs again. A step that was
+//     running when its host died Config.MaxCrashes times (each start is
+//     recorded with the host's boot id, store.Runs) is quarantined instead:
+//     the plan fails with reason quarantined (quarantine.go).
+//   - the work-queue stream SKILLHOST_PLAN_WEBHOOKS holds one job per
+//     ended execution with a webhook, with a consumer of its own that hands
+//     it to a delivery.Service (shared with push notifications), so a slow
+//     receiver never holds a step runner; the job is acknowledged once the
+//     outcome is in the record.
 //
 // Usage (host wiring):
 //

@@ -26,7 +26,7 @@ func TestPlanJSONMatchesFirstPartyPlugins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := def.checkInput(input); err != nil {
+	if err := def.checkInput(input, DefaultMaxRecordBytes); err != nil {
 		t.Errorf("input.json: %v", err)
 	}
 	owner := map[string]string{} // skill id -> plugin name

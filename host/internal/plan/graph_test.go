@@ -154,7 +154,7 @@ func TestCheckInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := def.checkInput(json.RawMessage(tt.input))
+			err := def.checkInput(json.RawMessage(tt.input), DefaultMaxRecordBytes)
 			if tt.msg == "" {
 				if err != nil {
 					t.Fatal(err)

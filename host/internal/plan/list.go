@@ -3,12 +3,12 @@ package plan
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/nats-io/nats.go/jetstream"
+	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
@@ -21,6 +21,10 @@ const (
 	// maxListScan caps the records one plan/list reads when a status
 	// filter skips plans; the page then ends early with a cursor.
 	maxListScan = 1000
+	// maxListBytes caps the record bytes one plan/list decodes (records
+	// are up to plans.max_record each); the page then ends early with a
+	// cursor, having returned at least one plan.
+	maxListBytes = 4 << 20
 )
 
 // ListRequest is the input of List.
@@ -76,26 +80,42 @@ func (m *Manager) List(ctx context.Context, in ListRequest) (*ListResult, error)
 		start++
 	}
 	out := &ListResult{Plans: []PlanSummary{}}
-	scanned, last := 0, ""
+	scanned, read, last := 0, 0, ""
 	for _, id := range ids[start:] {
 		if len(out.Plans) == in.Limit || scanned == maxListScan {
 			out.NextCursor = &last
 			break
 		}
-		scanned, last = scanned+1, id
-		rec, _, err := m.recs.get(ctx, in.SessionID, id)
+		raw, err := m.recs.raw(ctx, in.SessionID, id)
 		if errors.Is(err, fault.ErrPlanNotFound) {
+			scanned, last = scanned+1, id
 			continue // expired or deleted meanwhile
 		}
 		if err != nil {
 			return nil, err
 		}
+		// Counted before it is decoded: a page of large records ends early.
+		if read+len(raw) > m.listBytes && len(out.Plans) > 0 {
+			out.NextCursor = &last
+			break
+		}
+		scanned, read, last = scanned+1, read+len(raw), id
+		var rec listed
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return nil, fmt.Errorf("plan: decode record %s: %w", id, err)
+		}
 		if in.Status != "" && rec.Status != in.Status {
 			continue
 		}
+		completed := 0
+		for _, st := range rec.Checkpoint.Steps {
+			if st.Status == StepCompleted {
+				completed++
+			}
+		}
 		s := PlanSummary{
 			PlanID: rec.PlanID, Name: rec.Definition.Name, Status: rec.Status,
-			TotalSteps: len(rec.Definition.Steps), CompletedSteps: rec.Checkpoint.Completed(),
+			TotalSteps: len(rec.Definition.Steps), CompletedSteps: completed,
 			CreatedAt: jsonrpc.Timestamp(rec.CreatedAt), UpdatedAt: jsonrpc.Timestamp(rec.UpdatedAt),
 			StartedAt: optTimestamp(rec.StartedAt), FinishedAt: optTimestamp(rec.FinishedAt),
 		}
@@ -107,19 +127,44 @@ func (m *Manager) List(ctx context.Context, in ListRequest) (*ListResult, error)
 	return out, nil
 }
 
+// listed is the part of a record plan/list reads: decoding it allocates
+// no definition params, inputs or step outputs.
+type listed struct {
+	PlanID     string `json:"plan_id"`
+	Definition struct {
+		Name  string     `json:"name"`
+		Steps []struct{} `json:"steps"`
+	} `json:"definition"`
+	Status      string     `json:"status"`
+	ExecutionID string     `json:"execution_id"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	StartedAt   *time.Time `json:"started_at"`
+	FinishedAt  *time.Time `json:"finished_at"`
+	Checkpoint  struct {
+		Steps []struct {
+			Status string `json:"status"`
+		} `json:"steps"`
+	} `json:"checkpoint"`
+}
+
+// raw returns a plan's stored record undecoded; PlanNotFound when absent.
+func (r *records) raw(ctx context.Context, sessionID, planID string) ([]byte, error) {
+	raw, err := r.kv.GetRaw(ctx, key(sessionID, planID))
+	if err != nil {
+		return nil, planErr(planID, err)
+	}
+	return raw.Data, nil
+}
+
 // planIDs lists the plan ids of a session, sorted.
 func (r *records) planIDs(ctx context.Context, sessionID string) ([]string, error) {
 	prefix := base64.RawURLEncoding.EncodeToString([]byte(sessionID)) + "."
-	lister, err := r.kv.ListKeysFiltered(ctx, prefix+"*")
-	if errors.Is(err, jetstream.ErrNoKeysFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, storeErr(err, "list plans")
-	}
-	defer func() { _ = lister.Stop() }()
 	var ids []string
-	for k := range lister.Keys() {
+	for k, err := range r.kv.Keys(ctx, prefix+"*") {
+		if err != nil {
+			return nil, err
+		}
 		b, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(k, prefix))
 		if err == nil {
 			ids = append(ids, string(b))

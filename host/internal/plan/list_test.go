@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -78,4 +79,39 @@ func TestPlanList(t *testing.T) {
 	testutil.MustFault(t, err, fault.InvalidParams, fault.ReasonInvalidParams)
 	_, err = e.m.List(ctx, ListRequest{SessionID: "sess_nope"})
 	testutil.MustFault(t, err, fault.SessionNotFound, fault.ReasonSessionNotFound)
+}
+
+// TestPlanListCountsRecordBytes: plan/list counts each record's stored size
+// before decoding it, and ends the page early (with a cursor) once the
+// records it read reach its byte cap; a page holds at least one plan, and
+// paging on returns every plan once.
+func TestPlanListCountsRecordBytes(t *testing.T) {
+	t.Parallel()
+	e := mustEnv(t, "", Config{})
+	sess := mustSession(t, e)
+	pad := `{"pad":"` + strings.Repeat("x", 8<<10) + `"}`
+	for _, id := range []string{"a", "b", "c"} {
+		mustCreate(t, e, sess, id, definition(step("s", "echo", pad)))
+	}
+	e.m.listBytes = 12 << 10 // one record and a half
+	var pages [][]string
+	cursor := ""
+	for range 5 {
+		page, err := e.m.List(localCtx(), ListRequest{SessionID: sess, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, p := range page.Plans {
+			ids = append(ids, p.PlanID)
+		}
+		pages = append(pages, ids)
+		if page.NextCursor == nil {
+			break
+		}
+		cursor = *page.NextCursor
+	}
+	if diff := cmp.Diff([][]string{{"a"}, {"b"}, {"c"}}, pages); diff != "" {
+		t.Errorf("pages (-want +got):\n%s", diff)
+	}
 }

@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/events"
@@ -53,7 +51,8 @@ type Deps struct {
 	Executor Executor
 	// Events receives progress events. Optional. Default: none.
 	Events Events
-	// Webhooks delivers final statuses to execution_options.webhook.
+	// Webhooks delivers final statuses to execution_options.webhook, from
+	// a queue of their own (WebhookStream), never on the step runners.
 	// Optional. Default: none (a webhook is refused).
 	Webhooks *Webhooks
 	// Provenance signs every plan and step transition, step output and peer
@@ -70,15 +69,18 @@ type Deps struct {
 type Manager struct {
 	cfg        Config
 	log        *slog.Logger
+	st         *store.Store // this host's boot (Boot) and the others' liveness (Dead)
 	recs       *records
-	js         jetstream.JetStream
-	cons       jetstream.Consumer
+	jobs       *store.Queue // the step jobs
+	hooks      *store.Queue // the webhook jobs (nil without Deps.Webhooks)
 	exec       Executor
 	sessions   Sessions
 	events     Events
 	webhooks   *Webhooks
 	snapshot   func() *plugin.Snapshot
 	principals func(owner string) (auth.Principal, bool)
+
+	listBytes int // record bytes one plan/list decodes (maxListBytes; tests lower it)
 
 	running atomic.Bool
 	workers chan struct{} // one token per step running here (cfg.Workers)
@@ -106,52 +108,42 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 	if d.Executor == nil {
 		d.Executor = NewLocalExecutor(d.Skills)
 	}
-	kv, err := d.Store.KeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: Bucket, Description: "skillhost plans and their checkpoints", History: 1,
-		TTL: cfg.Retention, MaxValueSize: int32(cfg.MaxRecordBytes), MaxBytes: cfg.MaxBucketBytes,
-		Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
+	kv, err := store.OpenBucket[Record](ctx, d.Store, store.BucketConfig{
+		Name: Bucket, Description: "skillhost plans and their checkpoints",
+		TTL: cfg.Retention, MaxValueBytes: int32(cfg.MaxRecordBytes), MaxBytes: cfg.MaxBucketBytes,
+		Replicas: cfg.Replicas, What: "plan", Retries: maxUpdateRetries, Contended: contended,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("plan: open bucket: %w", err)
 	}
-	js := d.Store.JetStream()
-	stream, err := d.Store.Stream(ctx, jetstream.StreamConfig{
-		Name:        Stream,
-		Description: "skillhost plan steps waiting to run (work queue)",
-		Subjects:    []string{subjectAll},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
-		Duplicates:  DefaultDuplicates,
-		MaxMsgSize:  4 << 10,
-		MaxBytes:    64 << 20,
-		Discard:     jetstream.DiscardNew,
-		AllowDirect: cfg.Replicas == 1,
+	jobs, err := d.Store.OpenQueue(ctx, store.QueueConfig{
+		Stream:              Stream,
+		Description:         "skillhost plan steps waiting to run (work queue)",
+		Subjects:            subjectAll,
+		Consumer:            ConsumerName,
+		ConsumerDescription: "skillhost plan step runner (shared by every host)",
+		AckWait:             cfg.AckWait,
+		MaxDeliver:          cfg.MaxDeliver,
+		Dedupe:              DefaultDuplicates,
+		Replicas:            cfg.Replicas,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("plan: open stream %s: %w", Stream, err)
+		return nil, fmt.Errorf("plan: open queue %s: %w", Stream, err)
 	}
-	var cons jetstream.Consumer
-	err = d.Store.Retry(ctx, "consumer "+ConsumerName, func(ctx context.Context) (err error) {
-		cons, err = stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-			Durable:       ConsumerName,
-			Description:   "skillhost plan step runner (shared by every host)",
-			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       cfg.AckWait,
-			MaxDeliver:    cfg.MaxDeliver,
-			FilterSubject: subjectAll,
-			MaxAckPending: 10_000,
-			Replicas:      cfg.Replicas,
-		})
-		return err
-	})
+	usage, err := openPlanUsage(ctx, d.Store, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("plan: open consumer %s: %w", ConsumerName, err)
+		return nil, fmt.Errorf("plan: open usage: %w", err)
+	}
+	var hooks *store.Queue
+	if d.Webhooks != nil {
+		if hooks, err = openWebhookQueue(ctx, d.Store, cfg); err != nil {
+			return nil, err
+		}
 	}
 	return &Manager{
-		cfg: cfg, log: d.Logger, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance}, js: js, cons: cons,
+		cfg: cfg, log: d.Logger, st: d.Store, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance, usage: usage}, jobs: jobs, hooks: hooks,
 		exec: d.Executor, sessions: d.Sessions, events: d.Events, webhooks: d.Webhooks, snapshot: d.Snapshot, principals: d.Principals,
-		workers: make(chan struct{}, cfg.Workers), steps: map[string]map[int]context.CancelFunc{},
+		workers: make(chan struct{}, cfg.Workers), listBytes: maxListBytes, steps: map[string]map[int]context.CancelFunc{},
 	}, nil
 }
 
@@ -255,7 +247,7 @@ func (m *Manager) Execute(ctx context.Context, sessionID, planID string, opts Ex
 	if err := m.authorize(ctx, &rec.Definition); err != nil {
 		return nil, err
 	}
-	if err := rec.Definition.checkInput(input); err != nil {
+	if err := rec.Definition.checkInput(input, m.cfg.MaxRecordBytes); err != nil {
 		return nil, err
 	}
 	g := rec.Definition.graph()
@@ -345,7 +337,7 @@ func (m *Manager) requireSession(ctx context.Context, id string) (store.Session,
 	if id == "" {
 		return store.Session{}, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "session_id is required; create one with _cleveragents/session/create")
 	}
-	return m.sessions.OwnedSession(ctx, id, auth.From(ctx).Owns)
+	return m.sessions.OwnedSession(ctx, id, auth.From(ctx).OwnsSession(id))
 }
 
 // authorize checks that the caller's scopes grant every step's skill (a

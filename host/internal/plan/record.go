@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/provenance"
+	"github.com/skillhost/skillhost/host/internal/store"
 )
 
 // Plan statuses.
@@ -69,6 +69,8 @@ type Record struct {
 	// plan and step transition, step output and peer result; kept as the
 	// JSON it was stored as, so a verifier reads exactly that.
 	Provenance json.RawMessage `json:"provenance,omitempty"`
+	// Quota is what this record holds in its owner's usage (quota.go).
+	Quota store.Charge `json:"quota,omitzero"`
 }
 
 // Checkpoint is the progress of the current execution, one state per step
@@ -93,6 +95,9 @@ type StepState struct {
 	// Peer is the signed result of the remote peer an agent step delegated
 	// to (StepOutcome.Peer), recorded in the plan's provenance.
 	Peer *provenance.PeerResult `json:"peer,omitempty"`
+	// Runs are the step's starts not known to have ended, by host boot, and
+	// those whose host died while they ran (quarantine.go).
+	Runs store.Runs `json:"runs,omitzero"`
 }
 
 // Completed is the number of completed steps.
@@ -124,9 +129,10 @@ type StepError struct {
 
 // records is the plans bucket.
 type records struct {
-	kv   jetstream.KeyValue
-	max  int
-	prov *provenance.Signer // nil: no provenance
+	kv    *store.Bucket[Record]
+	max   int
+	prov  *provenance.Signer // nil: no provenance
+	usage *store.Usage       // stored plans per owner (quota.go)
 }
 
 // key is the bucket key of a plan: plans are namespaced by session, so two
@@ -134,6 +140,15 @@ type records struct {
 func key(sessionID, planID string) string {
 	enc := base64.RawURLEncoding
 	return enc.EncodeToString([]byte(sessionID)) + "." + enc.EncodeToString([]byte(planID))
+}
+
+// parseKey splits a bucket key into its session and plan ids.
+func parseKey(k string) (sessionID, planID string, ok bool) {
+	enc := base64.RawURLEncoding
+	s, p, found := strings.Cut(k, ".")
+	sb, serr := enc.DecodeString(s)
+	pb, perr := enc.DecodeString(p)
+	return string(sb), string(pb), found && serr == nil && perr == nil
 }
 
 func notFound(planID string) *fault.Error {
@@ -158,86 +173,94 @@ func (r *records) tooLarge(n int) *fault.Error {
 		"plan record would be at least %d bytes, over the %d-byte limit (step outputs are kept in the plan's checkpoint)", n, r.max)
 }
 
+// create stores a new plan, new work of its owner admitted first (quota.go).
 func (r *records) create(ctx context.Context, rec *Record) error {
 	if err := r.seal(shape{}, rec); err != nil {
 		return err
 	}
+	k := key(rec.SessionID, rec.PlanID)
 	b, err := r.encode(rec)
 	if err != nil {
 		return err
 	}
-	if _, err := r.kv.Create(ctx, key(rec.SessionID, rec.PlanID), b); err != nil {
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			return fault.Newf(fault.InvalidState, fault.ReasonPlanExists, "plan %q already exists in this session", clip(rec.PlanID, 64)).
-				With("plan_id", rec.PlanID)
-		}
-		return storeErr(err, "create plan")
+	p, err := r.admit(ctx, rec, recordSize(k, b))
+	if err != nil {
+		return err
 	}
-	return nil
+	if b, err = r.encode(rec); err != nil {
+		p.Drop(ctx)
+		return err
+	}
+	_, err = r.kv.CreateRaw(ctx, k, b)
+	p.Finish(ctx, err)
+	if errors.Is(err, store.ErrExists) {
+		return fault.Newf(fault.InvalidState, fault.ReasonPlanExists, "plan %q already exists in this session", clip(rec.PlanID, 64)).
+			With("plan_id", rec.PlanID)
+	}
+	return err
 }
 
 // get returns the plan and its revision; PlanNotFound when absent.
 func (r *records) get(ctx context.Context, sessionID, planID string) (*Record, uint64, error) {
 	e, err := r.kv.Get(ctx, key(sessionID, planID))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, 0, notFound(planID)
-	}
 	if err != nil {
-		return nil, 0, storeErr(err, "read plan")
+		return nil, 0, planErr(planID, err)
 	}
-	var rec Record
-	if err := json.Unmarshal(e.Value(), &rec); err != nil {
-		return nil, 0, fmt.Errorf("plan: decode record %s: %w", planID, err)
+	return e.Value, e.Revision, nil
+}
+
+// planErr is what a read of plan planID that failed with err returns.
+func planErr(planID string, err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return notFound(planID)
+	case errors.Is(err, store.ErrUndecodable):
+		return fmt.Errorf("plan: decode record %s: %w", planID, err)
 	}
-	return &rec, e.Revision(), nil
+	return err
+}
+
+// contended is the error of an update that lost every race for the plan
+// under key k.
+func contended(k string) error {
+	_, planID, _ := parseKey(k)
+	return fault.Newf(fault.InvalidState, fault.ReasonPlanContended, "plan %q changed %d times during one update", clip(planID, 64), maxUpdateRetries)
 }
 
 // errUnchanged, returned by an update function, ends update without writing.
-var errUnchanged = errors.New("plan: unchanged")
+var errUnchanged = store.ErrUnchanged
 
 // update applies fn to the current record and writes the result only if the
 // record did not change meanwhile (revision check), re-reading and
 // re-applying fn on a conflict. fn returning errUnchanged ends the update
 // without a write (update then returns the record read and nil); any other
-// error aborts.
+// error aborts. A write that starts an execution is new work of the plan's
+// owner, admitted like a new plan (quota.go).
 func (r *records) update(ctx context.Context, sessionID, planID string, fn func(*Record) error) (*Record, error) {
-	for range maxUpdateRetries {
-		rec, rev, err := r.get(ctx, sessionID, planID)
-		if err != nil {
-			return nil, err
-		}
-		before := shapeOf(rec)
-		if err := fn(rec); err != nil {
-			if errors.Is(err, errUnchanged) {
-				return rec, nil
+	k := key(sessionID, planID)
+	var before shape
+	e, err := r.kv.Change(ctx, k, store.Change[Record]{
+		Apply: func(rec *Record) error {
+			before = shapeOf(rec)
+			if err := fn(rec); err != nil {
+				return err
 			}
-			return rec, err
-		}
-		if err := r.seal(before, rec); err != nil {
-			return rec, err
-		}
-		rec.UpdatedAt = time.Now().UTC()
-		b, err := r.encode(rec)
-		if err != nil {
-			return rec, err
-		}
-		_, err = r.kv.Update(ctx, key(sessionID, planID), b, rev)
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			continue // changed meanwhile: re-read, re-apply
-		}
-		if err != nil {
-			return nil, storeErr(err, "update plan")
-		}
-		return rec, nil
+			if err := r.seal(before, rec); err != nil {
+				return err
+			}
+			rec.UpdatedAt = time.Now().UTC()
+			return nil
+		},
+		Write: func(ctx context.Context, rec *Record) ([]byte, func(error), error) {
+			b, p, err := r.charged(ctx, before, rec, k)
+			if err != nil {
+				return nil, nil, err
+			}
+			return b, func(err error) { p.Finish(ctx, err) }, nil
+		},
+	})
+	if err != nil {
+		return e.Value, planErr(planID, err)
 	}
-	return nil, fault.Newf(fault.InvalidState, fault.ReasonPlanContended, "plan %q changed %d times during one update", clip(planID, 64), maxUpdateRetries)
-}
-
-// storeErr keeps faults and context errors as they are and wraps the rest.
-func storeErr(err error, op string) error {
-	var fe *fault.Error
-	if errors.As(err, &fe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return fmt.Errorf("plan: %s: %w", op, err)
+	return e.Value, nil
 }

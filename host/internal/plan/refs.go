@@ -226,31 +226,52 @@ func (d *Definition) checkReferences(g graph) error {
 }
 
 // checkInput refuses, at execute time, ${plan.input…} references the input
-// does not satisfy.
-func (d *Definition) checkInput(input json.RawMessage) error {
+// does not satisfy (InvalidParams invalid_reference), and steps whose params
+// would exceed limit bytes once the input's references are resolved
+// (ResourceExhausted params_too_large): that size is known before any step
+// runs, so such a plan is refused before a job is queued. References to step
+// outputs count as nothing here; they are counted when the step runs.
+func (d *Definition) checkInput(input json.RawMessage, limit int) error {
 	var doc any
+	index := d.index()
+	r := &resolver{d: d, index: index, input: input, roots: map[int]any{}, lenient: true}
 	if len(input) > 0 {
 		var err error
 		if doc, err = decodeNumbers(input); err != nil {
 			return badReference("input", "is not valid JSON")
 		}
+		r.roots[-1] = doc // decoded once for every step
 	}
-	index := d.index()
 	for i, s := range d.Steps {
 		refs, err := scanParams(s.Params, index)
 		if err != nil {
 			return badReference(fmt.Sprintf("plan_definition.steps[%d].params", i), err.Error())
 		}
+		usesInput := false
 		for _, r := range refs.refs {
 			if r.step >= 0 {
 				continue
 			}
+			usesInput = true
 			if len(input) == 0 {
 				return badReference("input", fmt.Sprintf("is required: step %q uses %s", s.ID, clip(r.text, 80))).With("step_id", s.ID)
 			}
 			if _, err := lookup(doc, r.path); err != nil {
 				return badReference("input", fmt.Sprintf("does not satisfy step %q: %s: %v", s.ID, clip(r.text, 80), err)).With("step_id", s.ID)
 			}
+		}
+		if !usesInput {
+			continue
+		}
+		params, _ := decodeNumbers(s.Params) // scanParams decoded it
+		fits, err := r.measure(params, &meter{max: limit})
+		if err != nil {
+			return badReference("input", fmt.Sprintf("does not satisfy step %q: %v", s.ID, err)).With("step_id", s.ID)
+		}
+		if !fits {
+			return fault.Newf(fault.ResourceExhausted, fault.ReasonParamsTooLarge,
+				"input: step %q: params with the input's references resolved would exceed %d bytes", s.ID, limit).
+				With("step_id", s.ID).With("field", "input")
 		}
 	}
 	return nil

@@ -8,12 +8,11 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/events"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/store"
 )
 
 // errStale ends an update whose job no longer matches the record.
@@ -39,7 +38,7 @@ func owns(r *Record, j job, seq uint64) error {
 // plan ends: each attempt waits for room (the plugin's, then one of this
 // host's workers), is checkpointed as started, runs, and on a retryable
 // failure waits out the backoff without holding a worker.
-func (m *Manager) runStep(ctx context.Context, msg jetstream.Msg, j job, seq uint64, owner string, log *slog.Logger) {
+func (m *Manager) runStep(ctx context.Context, msg *store.Job, j job, seq uint64, owner string, log *slog.Logger) {
 	sctx, cancel := context.WithCancel(ctx)
 	if m.principals != nil {
 		// Steps run as the plan's owner: its scopes are checked again at
@@ -64,7 +63,8 @@ func (m *Manager) runStep(ctx context.Context, msg jetstream.Msg, j job, seq uin
 		out, rec, attempt, runErr := m.attempt(sctx, j, seq)
 		switch {
 		case ctx.Err() != nil:
-			_ = msg.Nak() // shutting down: the step did not finish; hand the job back
+			m.handBack(ctx, j, seq, log) // shutting down: the step did not finish
+			_ = msg.Nak()
 			return
 		case errors.Is(runErr, errStale), runErr != nil && sctx.Err() != nil:
 			m.ack(ctx, msg, log) // the plan ended (or moved on) meanwhile
@@ -73,8 +73,8 @@ func (m *Manager) runStep(ctx context.Context, msg jetstream.Msg, j job, seq uin
 			m.complete(ctx, msg, j, seq, rec, out, log)
 			return
 		}
-		var store *storeError
-		if errors.As(runErr, &store) {
+		var se *storeError
+		if errors.As(runErr, &se) {
 			m.retry(msg, log, runErr)
 			return
 		}
@@ -92,6 +92,7 @@ func (m *Manager) runStep(ctx context.Context, msg jetstream.Msg, j job, seq uin
 			}
 			st := &r.Checkpoint.Steps[j.Step]
 			st.Status, st.Error = StepRetrying, stepError(fe, attempt)
+			st.Runs.End(m.st.Boot()) // the attempt ended: no crash can catch it now
 			return nil
 		})
 		switch {
@@ -102,9 +103,9 @@ func (m *Manager) runStep(ctx context.Context, msg jetstream.Msg, j job, seq uin
 			m.retry(msg, log, err)
 			return
 		}
-		m.emit(ctx, rec, events.PlanStepRetrying, step.ID, attempt, map[string]any{
-			"code": fe.Kind.Code(), "reason": fe.WireReason(), "message": fe.Message(), "backoff_ms": wait.Milliseconds(),
-		})
+		data := fe.Summary().Map()
+		data["backoff_ms"] = wait.Milliseconds()
+		m.emit(ctx, rec, events.PlanStepRetrying, step.ID, attempt, data)
 		log.Info("plan: step failed; retrying", "step_id", step.ID, "attempt", attempt, "reason", fe.WireReason(), "backoff", wait)
 		select {
 		case <-sctx.Done():
@@ -155,6 +156,7 @@ func (m *Manager) attempt(ctx context.Context, j job, seq uint64) (*StepOutcome,
 		now := time.Now().UTC()
 		st.Status, st.Job, st.StartedAt, st.FinishedAt = StepRunning, seq, &now, nil
 		st.Attempts++
+		st.Runs.Start(m.st.Run(now)) // if this host dies now, the next start counts it
 		return nil
 	})
 	if errors.Is(err, errStale) {
@@ -209,7 +211,7 @@ func (m *Manager) stepCall(rec *Record, j job) StepCall {
 
 // complete checkpoints the step's output, queues the steps it made ready
 // (or completes the plan), publishes their jobs and acknowledges msg.
-func (m *Manager) complete(ctx context.Context, msg jetstream.Msg, j job, seq uint64, started *Record, out *StepOutcome, log *slog.Logger) {
+func (m *Manager) complete(ctx context.Context, msg *store.Job, j job, seq uint64, started *Record, out *StepOutcome, log *slog.Logger) {
 	g := started.Definition.graph()
 	rec, err := m.recs.update(ctx, j.SessionID, j.PlanID, func(r *Record) error {
 		if err := owns(r, j, seq); err != nil {
@@ -221,6 +223,7 @@ func (m *Manager) complete(ctx context.Context, msg jetstream.Msg, j job, seq ui
 		}
 		st := &r.Checkpoint.Steps[j.Step]
 		st.Status, st.Output, st.FinishedAt, st.Error, st.Peer = StepCompleted, outputValue(out.Output), &ended, nil, out.Peer
+		st.Runs.End(m.st.Boot())
 		if r.allCompleted() {
 			r.Status, r.FinishedAt = StatusCompleted, &now
 		} else {
@@ -253,7 +256,7 @@ func (m *Manager) complete(ctx context.Context, msg jetstream.Msg, j job, seq ui
 
 // fail marks the job's execution failed with fe (unless it already ended),
 // cancels its other steps and acknowledges msg.
-func (m *Manager) fail(ctx context.Context, msg jetstream.Msg, j job, fe *fault.Error, log *slog.Logger) {
+func (m *Manager) fail(ctx context.Context, msg *store.Job, j job, fe *fault.Error, log *slog.Logger) {
 	rec, err := m.recs.update(ctx, j.SessionID, j.PlanID, func(r *Record) error {
 		if r.ExecutionID != j.ExecutionID || r.Status != StatusExecuting {
 			return errStale
@@ -267,11 +270,15 @@ func (m *Manager) fail(ctx context.Context, msg jetstream.Msg, j job, fe *fault.
 		step := r.Definition.Steps[j.Step]
 		st := &r.Checkpoint.Steps[j.Step]
 		st.Status, st.FinishedAt, st.Error = StepFailed, &now, stepError(fe, st.Attempts)
+		st.Runs.End(m.st.Boot())
 		r.endActive(now)
 		details := map[string]any{"step_id": step.ID, "step_index": j.Step, "reason": fe.WireReason(), "action": step.Action,
 			"attempt": st.Attempts}
 		if step.Agent != "" {
 			details["agent"] = step.Agent
+		}
+		if boots, ok := fe.Data[crashedBoots]; ok {
+			details[crashedBoots] = boots
 		}
 		r.Error = &StepError{Code: fe.Kind.Code(), Message: fmt.Sprintf("step %q failed: %s", step.ID, fe.Message()), Details: details}
 		return nil
@@ -287,9 +294,7 @@ func (m *Manager) fail(ctx context.Context, msg jetstream.Msg, j job, fe *fault.
 	log.Info("plan: failed", "reason", fe.WireReason(), "err", fe.Message())
 	if rec.consistent() && j.Step >= 0 && j.Step < len(rec.Definition.Steps) {
 		st := rec.Checkpoint.Steps[j.Step]
-		m.emit(ctx, rec, events.PlanStepFailed, rec.Definition.Steps[j.Step].ID, st.Attempts, map[string]any{
-			"code": fe.Kind.Code(), "reason": fe.WireReason(), "message": fe.Message(),
-		})
+		m.emit(ctx, rec, events.PlanStepFailed, rec.Definition.Steps[j.Step].ID, st.Attempts, fe.Summary().Map())
 	}
 	m.interrupt(j.ExecutionID)
 	m.finished(ctx, rec)
@@ -298,7 +303,11 @@ func (m *Manager) fail(ctx context.Context, msg jetstream.Msg, j job, fe *fault.
 
 // stepError is a step's failure as plan/status shows it.
 func stepError(fe *fault.Error, attempt int) *StepError {
-	return &StepError{Code: fe.Kind.Code(), Message: fe.Message(), Details: map[string]any{"reason": fe.WireReason(), "attempt": attempt}}
+	details := map[string]any{"reason": fe.WireReason(), "attempt": attempt}
+	if boots, ok := fe.Data[crashedBoots]; ok {
+		details[crashedBoots] = boots
+	}
+	return &StepError{Code: fe.Kind.Code(), Message: fe.Message(), Details: details}
 }
 
 // finished reports an ended execution: the final event, and the webhook

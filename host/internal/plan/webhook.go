@@ -1,26 +1,17 @@
 package plan
 
 import (
-	"bytes"
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/cenkalti/backoff/v5"
-	"github.com/nats-io/nats.go/jetstream"
-
+	"github.com/skillhost/skillhost/host/internal/delivery"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 )
 
@@ -48,8 +39,16 @@ const (
 	maxWebhookReplyRead = 64 << 10
 )
 
+// DeliveryKind is the delivery.Request Kind of webhooks (the kind label of
+// the delivery metrics).
+const DeliveryKind = "webhook"
+
 // WebhookConfig configures webhook delivery. Zero fields take the defaults.
 type WebhookConfig struct {
+	// Delivery sends the webhooks, sharing the host's per-key and
+	// per-destination limits with push notifications. Optional. Default: a
+	// service of its own (default limits) that Manager.Run runs.
+	Delivery *delivery.Service
 	// Secret signs every webhook of plans that bring no secret of their
 	// own (plans.webhook_secret). Optional. Default: none: such a plan's
 	// webhook is refused at plan/execute.
@@ -67,11 +66,11 @@ type WebhookConfig struct {
 }
 
 // Webhooks posts final plan statuses to the URLs plans name, signed and
-// retried, through the same dial guard as http_fetch. It is safe for
-// concurrent use.
+// retried, through the same dial guard as http_fetch, by a delivery
+// service: never on the plan's step runners. It is safe for concurrent use.
 type Webhooks struct {
-	cfg    WebhookConfig
-	client *http.Client
+	cfg WebhookConfig
+	own bool // cfg.Delivery was made here: Manager.Run runs it
 }
 
 // NewWebhooks returns a webhook sender.
@@ -85,7 +84,11 @@ func NewWebhooks(cfg WebhookConfig) *Webhooks {
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = time.Second
 	}
-	return &Webhooks{cfg: cfg, client: cfg.Net.Client()}
+	w := &Webhooks{cfg: cfg}
+	if cfg.Delivery == nil {
+		w.cfg.Delivery, w.own = delivery.New(delivery.Config{Client: cfg.Net.Client()}), true
+	}
+	return w
 }
 
 // Webhook is a plan's webhook and its delivery, kept in the plan record.
@@ -164,131 +167,27 @@ func Sign(secret []byte, ts string, body []byte) string {
 	return "sha256=" + hex.EncodeToString(mac.Sum(nil))
 }
 
-// errWebhookStatus is a receiver's non-2xx answer.
-type errWebhookStatus struct{ code int }
-
-func (e *errWebhookStatus) Error() string {
-	return fmt.Sprintf("the receiver answered HTTP %d", e.code)
-}
-
-// post makes one signed delivery attempt. Errors worth no retry (refused
-// address, a 4xx other than 408 and 429, a redirect) are permanent.
-func (w *Webhooks) post(ctx context.Context, hook *Webhook, event, delivery string, body []byte) error {
-	secret := hook.Secret
+// request is the delivery of body, rec's final status, with attempts left
+// attempts: signed anew at every attempt (a fresh timestamp), the execution
+// id as the delivery id.
+func (w *Webhooks) request(rec *Record, body []byte, attempts int) *delivery.Request {
+	secret := rec.Webhook.Secret
 	if secret == "" {
 		secret = w.cfg.Secret
 	}
-	ts := strconv.FormatInt(time.Now().Unix(), 10)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, hook.URL, bytes.NewReader(body))
-	if err != nil {
-		return backoff.Permanent(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "skillhost-webhook")
-	req.Header.Set(HeaderTimestamp, ts)
-	req.Header.Set(HeaderDelivery, delivery)
-	req.Header.Set(HeaderEvent, event)
-	req.Header.Set(HeaderSignature, Sign([]byte(secret), ts, body))
-	resp, err := w.client.Do(req)
-	if err != nil {
-		if hostfn.IsAddressRefused(err) {
-			return backoff.Permanent(err)
-		}
-		return err
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxWebhookReplyRead))
-	_ = resp.Body.Close()
-	switch c := resp.StatusCode; {
-	case c >= 200 && c < 300:
-		return nil
-	case c == http.StatusRequestTimeout || c == http.StatusTooManyRequests || c >= 500:
-		return &errWebhookStatus{c}
-	default:
-		return backoff.Permanent(&errWebhookStatus{c})
-	}
-}
-
-// deliverWebhook handles a webhook job: it posts the final status with
-// retries (keeping the job alive meanwhile), records the outcome and
-// acknowledges msg. A crash mid-way delivers again: receivers deduplicate
-// by X-Skillhost-Delivery.
-func (m *Manager) deliverWebhook(ctx context.Context, msg jetstream.Msg, rec *Record, log *slog.Logger) {
-	hook := rec.Webhook
-	if hook == nil || hook.Status != WebhookPending || !terminal(rec.Status) || m.webhooks == nil {
-		m.ack(ctx, msg, log)
-		return
-	}
-	st := StatusOf(rec)
-	st.Webhook = nil // the body is the final status, not its own delivery
-	body, err := json.Marshal(st)
-	if err != nil {
-		log.Error("plan: encoding the webhook body failed", "err", err)
-		m.ack(ctx, msg, log)
-		return
-	}
 	event := map[string]string{StatusCompleted: "plan.completed", StatusFailed: "plan.failed", StatusCancelled: "plan.cancelled"}[rec.Status]
-	alive, stop := context.WithCancel(ctx)
-	go func() {
-		t := time.NewTicker(m.cfg.AckWait / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-alive.Done():
-				return
-			case <-t.C:
-				_ = msg.InProgress()
-			}
-		}
-	}()
-	expo := backoff.NewExponentialBackOff()
-	expo.InitialInterval, expo.MaxInterval = m.webhooks.cfg.Backoff, 30*time.Second
-	tries := 0
-	_, err = backoff.Retry(alive, func() (struct{}, error) {
-		tries++
-		return struct{}{}, m.webhooks.post(alive, hook, event, rec.ExecutionID, body)
-	}, backoff.WithBackOff(expo), backoff.WithMaxTries(uint(m.webhooks.cfg.Attempts)), backoff.WithMaxElapsedTime(0))
-	stop()
-	if ctx.Err() != nil {
-		_ = msg.Nak() // shutting down: deliver later
-		return
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", "skillhost-webhook")
+	h.Set(HeaderDelivery, rec.ExecutionID)
+	h.Set(HeaderEvent, event)
+	return &delivery.Request{
+		Kind: DeliveryKind, Key: rec.Owner, URL: rec.Webhook.URL, Body: body, Header: h, Durable: true,
+		Timeout: w.cfg.Net.Timeout, Retry: delivery.Retry{Attempts: attempts, Initial: w.cfg.Backoff},
+		Before: func(h http.Header) {
+			ts := strconv.FormatInt(time.Now().Unix(), 10)
+			h.Set(HeaderTimestamp, ts)
+			h.Set(HeaderSignature, Sign([]byte(secret), ts, body))
+		},
 	}
-	_, uerr := m.recs.update(ctx, rec.SessionID, rec.PlanID, func(r *Record) error {
-		if r.ExecutionID != rec.ExecutionID || r.Webhook == nil || r.Webhook.Status != WebhookPending {
-			return errUnchanged
-		}
-		r.Webhook.Attempts += tries
-		if err == nil {
-			now := time.Now().UTC()
-			r.Webhook.Status, r.Webhook.DeliveredAt, r.Webhook.LastError = WebhookDelivered, &now, ""
-		} else {
-			r.Webhook.Status, r.Webhook.LastError = WebhookFailed, clip(webhookError(err), 300)
-		}
-		return nil
-	})
-	if uerr != nil {
-		m.retry(msg, log, uerr)
-		return
-	}
-	if err != nil {
-		log.Warn("plan: webhook delivery failed", "url", hook.URL, "attempts", tries, "err", err)
-	}
-	m.ack(ctx, msg, log)
-}
-
-// webhookError describes a delivery failure without internal detail.
-func webhookError(err error) string {
-	var st *errWebhookStatus
-	switch {
-	case errors.As(err, &st):
-		return st.Error()
-	case hostfn.IsAddressRefused(err):
-		return "refused: " + err.Error()
-	case errors.Is(err, context.DeadlineExceeded):
-		return "the receiver did not answer in time"
-	}
-	msg := err.Error()
-	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, "Post ") {
-		msg = msg[i+2:]
-	}
-	return msg
 }

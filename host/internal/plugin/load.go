@@ -45,7 +45,7 @@ func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*e
 	wasm, err := ReadInDir(dir, m.Wasm, maxBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &FieldError{File: m.File, Field: "wasm", Msg: fmt.Sprintf("%s not found (run make plugins to build it)", filepath.Join(dir, m.Wasm))}
+			return nil, &FieldError{File: m.File, Field: "wasm", Msg: fmt.Sprintf("%s not found (build it: skillhost plugin build %s)", filepath.Join(dir, m.Wasm), dir)}
 		}
 		return nil, &FieldError{File: m.File, Field: "wasm", Msg: err.Error()}
 	}
@@ -65,6 +65,12 @@ func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*e
 	if err := checkExports(m, info); err != nil {
 		return nil, err
 	}
+	conf := m.Permissions.Config
+	if r.opts.Config != nil {
+		if conf, err = r.opts.Config(m); err != nil {
+			return nil, err
+		}
+	}
 	mounts, closers, err := r.mounts(m)
 	if err != nil {
 		return nil, &FieldError{File: m.File, Field: "permissions.allowed_paths", Msg: err.Error()}
@@ -73,7 +79,7 @@ func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*e
 		Name:   m.Name,
 		Wasm:   wasm,
 		Limits: r.sandboxLimits(eff),
-		Config: m.Permissions.Config,
+		Config: conf,
 		Mounts: mounts,
 		// The module is read again (and checked against digest) when its
 		// released code is compiled again: a host serving many plugins
@@ -120,9 +126,10 @@ func (r *Registry) sandboxLimits(l config.Limits) sandbox.Limits {
 }
 
 // mounts builds the plugin's read-only mounts: each host path opened as an
-// os.Root, which refuses symlinks leading out of it; ":rw" grants are
-// refused because sandbox mounts are read-only. The roots are closed with
-// the plugin.
+// os.Root, which refuses symlinks leading out of it, and read through
+// regularFS (regular files and directories only: a FIFO cannot block the
+// guest's open); ":rw" grants are refused because sandbox mounts are
+// read-only. The roots are closed with the plugin.
 func (r *Registry) mounts(m *Manifest) ([]sandbox.Mount, []io.Closer, error) {
 	if len(m.Permissions.AllowedPaths) == 0 {
 		return nil, nil, nil
@@ -142,7 +149,7 @@ func (r *Registry) mounts(m *Manifest) ([]sandbox.Mount, []io.Closer, error) {
 			return nil, nil, err
 		}
 		closers = append(closers, root)
-		out = append(out, sandbox.Mount{GuestPath: g.GuestPath, FS: root.FS()})
+		out = append(out, sandbox.Mount{GuestPath: g.GuestPath, FS: regularFS{root}})
 	}
 	return out, closers, nil
 }

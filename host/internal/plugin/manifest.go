@@ -210,7 +210,9 @@ func yamlMessage(err error) string {
 }
 
 // ReadInDir reads dir/name the way the host does: inside dir (a symlink
-// leading out of dir is refused), refusing files larger than limit before
+// leading out of dir is refused), only a regular file (a FIFO, socket or
+// device is an error wrapping ErrNotRegular, and is never opened in a way
+// that blocks: openRegular), refusing files larger than limit before
 // reading them.
 func ReadInDir(dir, name string, limit int64) ([]byte, error) {
 	root, err := os.OpenRoot(dir)
@@ -218,7 +220,7 @@ func ReadInDir(dir, name string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
-	f, err := root.Open(name)
+	f, err := openRegular(root, name, false)
 	if err != nil {
 		return nil, err
 	}

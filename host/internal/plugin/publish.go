@@ -16,8 +16,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/internal/store"
 )
 
 // Cluster-wide plugins: a plugin folder published into a JetStream object
@@ -44,48 +44,77 @@ func signatureFile(name string) bool {
 // object name is also a safe folder name.
 var validObjectName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
-// Pack validates the plugin folder dir as the host would load it (strict
-// manifest, module present, pinned digest matching, within maxModule bytes)
-// and returns its name and a tar archive of plugin.yaml, the module and any
-// *.sig / *.jws file beside the manifest.
-func Pack(dir string, maxModule int64) (string, []byte, error) {
+// PackedFile is one file of a plugin folder as it travels: its slash-separated
+// path inside the folder and its bytes.
+type PackedFile struct {
+	Name string
+	Data []byte
+}
+
+// MaxPackedFiles caps the files of one plugin folder that travels
+// (published, or pushed to an OCI registry).
+const MaxPackedFiles = maxArchiveFiles
+
+// IsSignatureFile reports whether a file beside the manifest is a signature
+// that travels with the plugin (*.sig, *.jws).
+func IsSignatureFile(name string) bool { return signatureFile(name) }
+
+// PackFiles validates the plugin folder dir as the host would load it
+// (strict manifest, module present, pinned digest matching, within
+// maxModule bytes) and returns its manifest and the files that travel:
+// plugin.yaml first, then the module, then any *.sig / *.jws file beside
+// the manifest.
+func PackFiles(dir string, maxModule int64) (*Manifest, []PackedFile, error) {
 	m, err := LoadManifest(dir)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
-	files := []string{ManifestFile, filepath.ToSlash(filepath.Clean(m.Wasm))}
+	names := []string{ManifestFile, filepath.ToSlash(filepath.Clean(m.Wasm))}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	for _, de := range ents {
-		if de.Type().IsRegular() && signatureFile(de.Name()) && !slices.Contains(files, de.Name()) {
-			files = append(files, de.Name())
+		if de.Type().IsRegular() && signatureFile(de.Name()) && !slices.Contains(names, de.Name()) {
+			names = append(names, de.Name())
 		}
 	}
-	if len(files) > maxArchiveFiles {
-		return "", nil, fmt.Errorf("%s: %d files to publish, over the %d cap", dir, len(files), maxArchiveFiles)
+	if len(names) > maxArchiveFiles {
+		return nil, nil, fmt.Errorf("%s: %d files to publish, over the %d cap", dir, len(names), maxArchiveFiles)
 	}
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, name := range files {
+	files := make([]PackedFile, 0, len(names))
+	for _, name := range names {
 		limit := int64(MaxManifestBytes)
 		if name != ManifestFile {
 			limit = maxModule
 		}
 		data, err := ReadInDir(dir, filepath.FromSlash(name), limit)
 		if err != nil {
-			return "", nil, &FieldError{File: m.File, Field: "wasm", Msg: err.Error()}
+			return nil, nil, &FieldError{File: m.File, Field: "wasm", Msg: err.Error()}
 		}
-		if name == files[1] && m.SHA256 != "" {
+		if name == names[1] && m.SHA256 != "" {
 			if got := digestOf(data); got != m.SHA256 {
-				return "", nil, &FieldError{File: m.File, Field: "sha256", Msg: fmt.Sprintf("%s has SHA-256 %s, the manifest pins %s", m.Wasm, got, m.SHA256)}
+				return nil, nil, &FieldError{File: m.File, Field: "sha256", Msg: fmt.Sprintf("%s has SHA-256 %s, the manifest pins %s", m.Wasm, got, m.SHA256)}
 			}
 		}
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+		files = append(files, PackedFile{Name: name, Data: data})
+	}
+	return m, files, nil
+}
+
+// Pack is PackFiles as a tar archive of those files, with the plugin's name.
+func Pack(dir string, maxModule int64) (string, []byte, error) {
+	m, files, err := PackFiles(dir, maxModule)
+	if err != nil {
+		return "", nil, err
+	}
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.Name, Mode: 0o644, Size: int64(len(f.Data)), Typeflag: tar.TypeReg}); err != nil {
 			return "", nil, err
 		}
-		if _, err := tw.Write(data); err != nil {
+		if _, err := tw.Write(f.Data); err != nil {
 			return "", nil, err
 		}
 	}
@@ -151,13 +180,12 @@ func unpack(archive io.Reader, dir string, limit int64) error {
 // Publish puts the plugin folder dir into the object store (replacing an
 // earlier publication of the same plugin) and returns the plugin's name.
 // Every host watching the store loads it.
-func Publish(ctx context.Context, obj jetstream.ObjectStore, dir string, maxModule int64) (string, error) {
+func Publish(ctx context.Context, obj *store.Objects, dir string, maxModule int64) (string, error) {
 	name, archive, err := Pack(dir, maxModule)
 	if err != nil {
 		return "", err
 	}
-	if _, err := obj.Put(ctx, jetstream.ObjectMeta{Name: name, Description: "skillhost plugin " + name},
-		bytes.NewReader(archive)); err != nil {
+	if err := obj.Put(ctx, name, "skillhost plugin "+name, bytes.NewReader(archive)); err != nil {
 		return "", fmt.Errorf("publish %s: %w", name, err)
 	}
 	return name, nil
@@ -165,16 +193,16 @@ func Publish(ctx context.Context, obj jetstream.ObjectStore, dir string, maxModu
 
 // Unpublish deletes the published plugin name; every host unloads it.
 // ErrNotPublished when there is none.
-func Unpublish(ctx context.Context, obj jetstream.ObjectStore, name string) error {
+func Unpublish(ctx context.Context, obj *store.Objects, name string) error {
 	if !validObjectName.MatchString(name) {
 		return fmt.Errorf("unpublish: %q is not a plugin name", name)
 	}
-	_, err := obj.GetInfo(ctx, name)
+	_, err := obj.Info(ctx, name)
 	if err == nil {
 		err = obj.Delete(ctx, name)
 	}
 	if err != nil {
-		if errors.Is(err, jetstream.ErrObjectNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("%w: %s", ErrNotPublished, name)
 		}
 		return fmt.Errorf("unpublish %s: %w", name, err)

@@ -30,7 +30,7 @@ func TestLoadDirReportsBrokenPluginsAndLoadsTheRest(t *testing.T) {
 	err := r.LoadDir(ctx, root)
 	want := []string{
 		filepath.Join(broken, ManifestFile) + ": name: must match [a-z0-9][a-z0-9-]*",
-		filepath.Join(unbuilt, ManifestFile) + ": wasm: " + filepath.Join(unbuilt, "plugin.wasm") + " not found (run make plugins to build it)",
+		filepath.Join(unbuilt, ManifestFile) + ": wasm: " + filepath.Join(unbuilt, "plugin.wasm") + " not found (build it: skillhost plugin build " + unbuilt + ")",
 	}
 	if diff := cmp.Diff(want, errLines(err)); diff != "" {
 		t.Errorf("LoadDir error (-want +got):\n%s", diff)

@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -202,6 +201,9 @@ func checkSignature(dir string, want Statement, trust Trust) (*Signing, error) {
 	if err != nil {
 		return nil, bad("%v", err)
 	}
+	if err := identity.CheckStrict(raw); err != nil {
+		return nil, bad("not a JWS in JSON serialization: %v", err)
+	}
 	jws, err := jose.ParseSignedJSON(string(raw), identity.Algorithms)
 	if err != nil {
 		return nil, bad("not a JWS in JSON serialization: %v", err)
@@ -211,9 +213,7 @@ func checkSignature(dir string, want Statement, trust Trust) (*Signing, error) {
 	}
 	payload := jws.UnsafePayloadWithoutVerification()
 	var got Statement
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&got); err != nil || got.Type != StatementType {
+	if err := identity.DecodeKnown(payload, &got); err != nil || got.Type != StatementType {
 		return nil, bad("payload is not a %s statement", StatementType)
 	}
 	if d := statementDiff(want, got); d != "" {
@@ -280,7 +280,7 @@ func embeddedKey(h jose.Header) (*identity.PublicKey, error) {
 		return nil, err
 	}
 	var j identity.JWK
-	if err := json.Unmarshal(b, &j); err != nil {
+	if err := identity.Decode(b, &j); err != nil {
 		return nil, fmt.Errorf("bad %s: %w", signerKeyHeader, err)
 	}
 	j.Kid = h.KeyID // must be the key's thumbprint

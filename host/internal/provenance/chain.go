@@ -227,7 +227,7 @@ func FromMetadata(meta map[string]any) (*Chain, error) {
 		return nil, err
 	}
 	var c Chain
-	if err := json.Unmarshal(b, &c); err != nil {
+	if err := identity.Decode(b, &c); err != nil {
 		return nil, fmt.Errorf("provenance: metadata %s is not a chain: %w", ExtURI, err)
 	}
 	return &c, nil

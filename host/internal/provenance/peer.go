@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/skillhost/skillhost/host/internal/identity"
 )
 
 // PeerOf builds the PeerResult of a delegated call from what the peer
@@ -25,7 +27,7 @@ func PeerOf(agent, url, jwks string, task []byte, result any) (*PeerResult, erro
 		return p, nil
 	}
 	var t taskDoc
-	if err := json.Unmarshal(task, &t); err != nil {
+	if err := identity.Decode(task, &t); err != nil {
 		return nil, fmt.Errorf("provenance: peer task: %w", err)
 	}
 	p.TaskID, p.State = t.ID, t.Status.State
@@ -36,12 +38,12 @@ func PeerOf(agent, url, jwks string, task []byte, result any) (*PeerResult, erro
 	var doc struct {
 		Links []json.RawMessage `json:"links"`
 	}
-	if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Links) == 0 {
+	if err := identity.Decode(raw, &doc); err != nil || len(doc.Links) == 0 {
 		return nil, errors.New("provenance: the peer's chain is malformed")
 	}
 	last := doc.Links[len(doc.Links)-1]
 	var l Link
-	if err := json.Unmarshal(last, &l); err != nil {
+	if err := identity.Decode(last, &l); err != nil {
 		return nil, fmt.Errorf("provenance: the peer's last link: %w", err)
 	}
 	p.Head = "sha256:" + hexSHA256(mustCanonical(last))

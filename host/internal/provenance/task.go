@@ -36,7 +36,7 @@ type taskDoc struct {
 // input message when the task carries it as its first history entry).
 func VerifyTask(task []byte, keys *identity.KeySet) Report {
 	var t taskDoc
-	if err := json.Unmarshal(task, &t); err != nil || t.ID == "" {
+	if err := identity.Decode(task, &t); err != nil || t.ID == "" {
 		r := Report{}
 		return fail(&r, -1, "", "", "not an A2A task (v1.0 JSON with an id): %v", err)
 	}
@@ -51,7 +51,7 @@ func VerifyTask(task []byte, keys *identity.KeySet) Report {
 		var id struct {
 			ArtifactID string `json:"artifactId"`
 		}
-		_ = json.Unmarshal(a, &id)
+		_ = identity.Decode(a, &id)
 		d, err := Digest(a)
 		if err != nil {
 			r := Report{}
@@ -66,7 +66,7 @@ func VerifyTask(task []byte, keys *identity.KeySet) Report {
 	}
 	for meta, fact := range map[string]string{"skillId": FactSkill, "plugin": FactPlugin} {
 		var v string
-		if json.Unmarshal(t.Metadata[meta], &v) == nil && v != "" {
+		if identity.Decode(t.Metadata[meta], &v) == nil && v != "" {
 			want.Facts[fact] = v
 		}
 	}

@@ -1,7 +1,6 @@
 package provenance
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -84,7 +83,7 @@ func Verify(raw json.RawMessage, keys *identity.KeySet, want Expect) Report {
 	var doc struct {
 		Links []json.RawMessage `json:"links"`
 	}
-	if err := json.Unmarshal(raw, &doc); err != nil {
+	if err := identity.Decode(raw, &doc); err != nil {
 		return fail(&r, -1, "", "", "not a provenance chain: %v", err)
 	}
 	if len(doc.Links) == 0 {
@@ -196,7 +195,7 @@ func VerifyLinks(raw json.RawMessage, keys *identity.KeySet) Report {
 	var doc struct {
 		Links []json.RawMessage `json:"links"`
 	}
-	if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Links) == 0 {
+	if err := identity.Decode(raw, &doc); err != nil || len(doc.Links) == 0 {
 		return fail(&r, -1, "", "", "not a provenance fragment with links: %v", err)
 	}
 	if len(doc.Links) > maxLinks {
@@ -233,11 +232,11 @@ func VerifyLinks(raw json.RawMessage, keys *identity.KeySet) Report {
 // one by a known key must verify.
 func checkSignatures(raw json.RawMessage, keys *identity.KeySet) ([]string, error) {
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
+	if err := identity.Decode(raw, &m); err != nil {
 		return nil, err
 	}
 	var sigs []string
-	if err := json.Unmarshal(m["signatures"], &sigs); err != nil || len(sigs) == 0 {
+	if err := identity.Decode(m["signatures"], &sigs); err != nil || len(sigs) == 0 {
 		return nil, errors.New("the link is not signed")
 	}
 	delete(m, "signatures")
@@ -273,11 +272,9 @@ func checkSignatures(raw json.RawMessage, keys *identity.KeySet) ([]string, erro
 	return kids, nil
 }
 
-func strictDecode(raw json.RawMessage, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
-}
+// strictDecode reads a link: strictly (identity.Decode), and every member
+// must be a field of Link.
+func strictDecode(raw json.RawMessage, v any) error { return identity.DecodeKnown(raw, v) }
 
 func mustCanonical(raw json.RawMessage) []byte {
 	b, err := identity.Canonical(raw)
@@ -299,7 +296,7 @@ func sortedKeys[V any](m map[string]V) []string {
 func lastLinkOf(links []json.RawMessage, subject string) int {
 	for i := len(links) - 1; i >= 0; i-- {
 		var l Link
-		if json.Unmarshal(links[i], &l) == nil && l.Subject == subject && l.Kind == KindTransition {
+		if identity.Decode(links[i], &l) == nil && l.Subject == subject && l.Kind == KindTransition {
 			return i
 		}
 	}
@@ -309,7 +306,7 @@ func lastLinkOf(links []json.RawMessage, subject string) int {
 func artifactLink(links []json.RawMessage, id string) int {
 	for i, lr := range links {
 		var l Link
-		if json.Unmarshal(lr, &l) == nil && l.Artifact != nil && l.Artifact.ID == id {
+		if identity.Decode(lr, &l) == nil && l.Artifact != nil && l.Artifact.ID == id {
 			return i
 		}
 	}

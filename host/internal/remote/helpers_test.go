@@ -249,11 +249,8 @@ func testCancelAfterFirstCall(t *testing.T, p *fakePeer) (context.Context, conte
 	t.Helper()
 	ctx, cancel := context.WithCancel(callCtx(t))
 	go func() {
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for p.count() == 0 && ctx.Err() == nil {
-			<-tick.C
-		}
+		dl, _ := ctx.Deadline() // callCtx's
+		testutil.PollEvery(time.Until(dl), 5*time.Millisecond, func() bool { return p.count() > 0 || ctx.Err() != nil })
 		cancel()
 	}()
 	return ctx, cancel

@@ -128,7 +128,7 @@ func (s *Service) requireSession(ctx context.Context, id string) error {
 	if id == "" {
 		return fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "session_id is required; create one with "+MethodSessionCreate)
 	}
-	_, err := s.sessions.OwnedSession(ctx, id, auth.From(ctx).Owns)
+	_, err := s.sessions.OwnedSession(ctx, id, auth.From(ctx).OwnsSession(id))
 	return err
 }
 

@@ -66,7 +66,7 @@ func (s *Service) sessionClose(ctx context.Context, req *jsonrpc.Request) (any, 
 	if p.SessionID == "" {
 		return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "session_id is required")
 	}
-	sess, err := s.sessions.CloseOwnedSession(ctx, p.SessionID, auth.From(ctx).Owns)
+	sess, err := s.sessions.CloseOwnedSession(ctx, p.SessionID, auth.From(ctx).OwnsSession(p.SessionID))
 	if err != nil {
 		return nil, err
 	}

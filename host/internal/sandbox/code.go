@@ -154,6 +154,7 @@ func (m *Module) moduleBytes() ([]byte, error) {
 func (m *Module) install(ctx context.Context, op *compileOp, c *code, inst *instance, err error) {
 	var drop []*instance
 	var dropCode *code
+	var unpooled *instance // the load check's instance, released before it was pooled
 	m.mu.Lock()
 	m.op = nil
 	op.err = err
@@ -182,6 +183,9 @@ func (m *Module) install(ctx context.Context, op *compileOp, c *code, inst *inst
 		// one, it is a full compile: the code then stays as any would).
 		if op.check && !m.keepChecked && op.waiters == 0 && m.limits.MinInstances == 0 && m.rt.cacheDir != "" {
 			drop, dropCode = m.takeAllLocked()
+			if inst != nil { // never served a call: the pool's counters leave it out
+				drop, unpooled = without1(drop, inst), inst
+			}
 		}
 	}
 	m.mu.Unlock()
@@ -191,6 +195,10 @@ func (m *Module) install(ctx context.Context, op *compileOp, c *code, inst *inst
 	}
 	if err != nil {
 		m.logger.Warn("sandbox: compiling failed", "plugin", m.name, "load_check", op.check, "error", err)
+	}
+	if unpooled != nil {
+		unpooled.close(ctx)
+		m.stats.instanceUncounted()
 	}
 	m.free(ctx, drop, dropCode)
 	if op.check { // after free: Ready's caller sees the check's instance gone
@@ -373,4 +381,15 @@ func (m *Module) CheckTook() time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.checkTook
+}
+
+// without1 returns insts without inst.
+func without1(insts []*instance, inst *instance) []*instance {
+	out := insts[:0:0]
+	for _, x := range insts {
+		if x != inst {
+			out = append(out, x)
+		}
+	}
+	return out
 }

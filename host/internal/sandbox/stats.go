@@ -8,14 +8,16 @@ import (
 // Stats are cumulative counters for metrics. InstancesLive and CallsRunning
 // are gauges.
 type Stats struct {
-	Calls              uint64 // calls that reached an instance or the queue
-	Failures           uint64 // calls that returned an error
-	PoolSaturated      uint64 // calls refused with pool_saturated
-	InstancesCreated   uint64 // instances created (for a call, MinInstances, the load check)
+	Calls         uint64 // calls that reached an instance or the queue
+	Failures      uint64 // calls that returned an error
+	PoolSaturated uint64 // calls refused with pool_saturated
+	// InstancesCreated counts instances created for the pool: for calls,
+	// MinInstances, and a load check's instance kept for a first call (a
+	// background check's instance, closed at once, is not counted).
+	InstancesCreated   uint64
 	InstancesDiscarded uint64 // instances closed after a failure or at Close
 	// InstancesReleased are instances closed because they were idle: past
-	// IdleTimeout, with their code under the MaxCodeBytes bound, or after
-	// the load check.
+	// IdleTimeout, or with their code under the MaxCodeBytes bound.
 	InstancesReleased uint64
 	InstancesLive     uint64 // instances currently alive
 	InstancesIdle     uint64 // instances alive and free for a call now
@@ -70,6 +72,10 @@ func (c *counters) saturation()        { c.each(func(c *counters) { c.saturated.
 func (c *counters) instanceCreated()   { c.each(func(c *counters) { c.created.Add(1) }) }
 func (c *counters) instanceDiscarded() { c.each(func(c *counters) { c.gone.Add(1) }) }
 func (c *counters) instanceReleased()  { c.each(func(c *counters) { c.released.Add(1) }) }
+
+// instanceUncounted takes back the creation of an instance that never
+// joined the pool (a background load check's).
+func (c *counters) instanceUncounted() { c.each(func(c *counters) { c.created.Add(^uint64(0)) }) }
 func (c *counters) codeLoaded()        { c.each(func(c *counters) { c.codeLoads.Add(1) }) }
 func (c *counters) codeReleased()      { c.each(func(c *counters) { c.codeReleases.Add(1) }) }
 func (c *counters) codeEvicted()       { c.each(func(c *counters) { c.codeEvictions.Add(1) }) }

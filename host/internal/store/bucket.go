@@ -69,3 +69,22 @@ func (s *Store) ensureBucket(ctx context.Context, spec bucketSpec) (jetstream.Ke
 	}
 	return kv, nil
 }
+
+// ensureMaxBytes sets the stream's MaxBytes to want when it differs.
+func (s *Store) ensureMaxBytes(ctx context.Context, stream string, want int64) error {
+	st, err := s.js.Stream(ctx, stream)
+	if err != nil {
+		return err
+	}
+	cfg := st.CachedInfo().Config
+	if cfg.MaxBytes == want {
+		return nil
+	}
+	old := cfg.MaxBytes
+	cfg.MaxBytes = want
+	if _, err := s.js.UpdateStream(ctx, cfg); err != nil {
+		return err
+	}
+	s.log.Info("store: changed the size of a bucket", "stream", stream, "from_bytes", old, "to_bytes", want)
+	return nil
+}

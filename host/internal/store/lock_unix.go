@@ -22,7 +22,7 @@ func lockDir(dir string) (release func(), err error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("store: data dir %s is in use by another process", dir)
+			return nil, fmt.Errorf("store: data dir %s is in use by another process (another skillhost on the same --data folder? stop it, or give this host its own --data; with make: make run DATA=other)", dir)
 		}
 		return nil, fmt.Errorf("store: lock %s: %w", dir, err)
 	}

@@ -32,10 +32,14 @@ type Store struct {
 	srv      *server.Server // nil when connected to an external cluster
 	unlock   func()         // releases the embedded data dir lock
 	nc       *nats.Conn
+	boot     string        // this Open's boot id (boot.go)
+	hostname string        // os.Hostname at Open, recorded in runs
 	closed   chan struct{} // closed by the connection's ClosedHandler
 	js       jetstream.JetStream
 	sessions jetstream.KeyValue
-	values   jetstream.KeyValue // the context bucket
+	values   jetstream.KeyValue  // the context bucket
+	owners   *Bucket[ownerIndex] // owner indexes, in the sessions bucket (owner.go)
+	ledgers  *Bucket[ledger]     // session usage ledgers, in the context bucket (quota.go)
 	// valuesStream is the context bucket's stream, for last-sequence reads
 	// and per-session purges.
 	valuesStream jetstream.Stream
@@ -101,6 +105,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.shutdownServer()
 		return nil, fmt.Errorf("store: connect: %w", err) // no URL: it may hold credentials
 	}
+	if err := s.answerBoot(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	if s.js, err = jetstream.New(s.nc); err != nil {
 		_ = s.Close()
 		return nil, fmt.Errorf("store: jetstream: %w", err)
@@ -139,6 +147,10 @@ func (s *Store) init(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	own := BucketConfig{What: "owner index", Retries: quotaRetries, Contended: func(string) error { return errBusy }}
+	s.owners = newBucket[ownerIndex](s, s.sessions, own, marshal)
+	led := BucketConfig{What: "usage ledger", Retries: quotaRetries, Contended: func(string) error { return errBusy }}
+	s.ledgers = newBucket[ledger](s, s.values, led, marshal)
 	if s.valuesStream, err = s.js.Stream(ctx, "KV_"+ContextBucket); err != nil {
 		return fmt.Errorf("store: context stream: %w", err)
 	}
@@ -150,9 +162,13 @@ func (s *Store) init(ctx context.Context) error {
 }
 
 // KeyValue binds the bucket cfg.Bucket if it exists (its stored
-// configuration wins) and creates it from cfg otherwise. Replicas 0 means the
-// store's Replicas; a MaxValueSize is capped at MaxRecordBytes. An existing
-// bucket with fewer replicas than asked is raised (see EnsureReplicas). For
+// configuration wins, but for MaxBytes) and creates it from cfg otherwise.
+// Replicas 0 means the store's Replicas; a MaxValueSize is capped at
+// MaxRecordBytes. An existing bucket with fewer replicas than asked is
+// raised (see EnsureReplicas), and one with another MaxBytes than a
+// non-zero cfg.MaxBytes takes it (a configured bucket size applies at the
+// next start; KV buckets discard new writes, so a smaller size never drops
+// a record, it refuses writes until records expire). For
 // tasks, plans and other packages that keep state next to sessions; to
 // change an existing bucket's configuration otherwise use
 // JetStream().CreateOrUpdateKeyValue.
@@ -177,6 +193,9 @@ func (s *Store) KeyValue(ctx context.Context, cfg jetstream.KeyValueConfig) (jet
 		// before binding, which caches the read mode.
 		if err == nil {
 			err = s.EnsureReplicas(ctx, "KV_"+cfg.Bucket, cfg.Replicas)
+		}
+		if err == nil && cfg.MaxBytes != 0 {
+			err = s.ensureMaxBytes(ctx, "KV_"+cfg.Bucket, cfg.MaxBytes)
 		}
 		if err == nil {
 			kv, err = s.js.KeyValue(ctx, cfg.Bucket)

@@ -31,6 +31,15 @@ type Config struct {
 	IdleTimeout time.Duration
 	// MaxConns caps concurrent connections. Optional. Default: 1024.
 	MaxConns int
+	// MaxConnsPerAddr caps those of one client address (IPv6: one /64):
+	// past it a connection is answered 429 (key_quota). Optional.
+	// Default: DefaultMaxConnsPerAddr, at most MaxConns; -1: no
+	// per-address share.
+	MaxConnsPerAddr int
+	// ReservedConns are connections past MaxConns or an address's share
+	// that answer only GET /health, the cards and the JWKS, then close.
+	// Optional. Default: DefaultReservedConns; -1: none.
+	ReservedConns int
 	// KeepAlive is the interval of SSE keep-alive comments. Optional. Default: 15s.
 	KeepAlive time.Duration
 	// Auth authenticates API keys and session tokens on the protected routes
@@ -113,6 +122,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxConns <= 0 {
 		c.MaxConns = 1024
+	}
+	if c.ReservedConns == 0 {
+		c.ReservedConns = DefaultReservedConns
 	}
 	if c.RESTPath == "" {
 		c.RESTPath = "/a2a"

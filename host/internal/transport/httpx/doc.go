@@ -13,6 +13,11 @@
 //	go srv.Serve(ln)
 //	defer srv.Shutdown(ctx)
 //
+// Connections are counted as they are accepted (conns.go): at most MaxConns
+// on the host and MaxConnsPerAddr per client address; past either, a small
+// reserve (ReservedConns) answers only /health, the cards and the JWKS, one
+// request per connection, so a full host still reports its health.
+//
 // A Server is safe for concurrent use. Shutdown stops accepting connections
 // and waits for in-flight requests (including streams) up to its context.
 package httpx

@@ -37,10 +37,13 @@ func (s *Server) requestContextWith(c *fiber.Ctx, info jsonrpc.TransportInfo) (c
 }
 
 // socket is the connection whose file descriptor watchPeer polls: the
-// connection itself, or the one under TLS.
+// accepted one, under TLS and the connection count.
 func socket(conn net.Conn) net.Conn {
 	if tc, ok := conn.(*tls.Conn); ok {
-		return tc.NetConn()
+		conn = tc.NetConn()
+	}
+	if cc, ok := conn.(*countedConn); ok {
+		conn = cc.Conn
 	}
 	return conn
 }

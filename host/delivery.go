@@ -1,0 +1,37 @@
+package host
+
+import (
+	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/delivery"
+	"github.com/skillhost/skillhost/host/internal/metrics"
+	"github.com/skillhost/skillhost/host/internal/plan"
+)
+
+// setupDelivery starts the outbound delivery service that push
+// notifications and plan webhooks share (delivery.*): http_fetch's dial
+// guard, shares per key and per destination, retries on a timer. Close
+// ends it with h.bg: running attempts are interrupted, webhooks go back to
+// their stream.
+func (h *Host) setupDelivery() {
+	guard := h.parts.Net // net.allow_private; each request bounds its own attempt
+	guard.Timeout = max(guard.Timeout, h.cfg.A2A.Push.Timeout)
+	observer := metrics.NewDeliveries(h.metrics.Registry(), a2a.DeliveryKind, plan.DeliveryKind)
+	d := h.cfg.Delivery
+	h.delivery = delivery.New(delivery.Config{
+		Client:           guard.Client(),
+		MaxPending:       d.MaxPending,
+		MaxPendingPerKey: d.MaxPendingPerKey,
+		KindPending:      map[string]int{a2a.DeliveryKind: h.cfg.A2A.Push.MaxPending},
+		PerDestination:   d.ConcurrentPerDestination,
+		PerKey:           d.ConcurrentPerKey,
+		MaxConcurrent:    d.MaxConcurrent,
+		Observer:         observer,
+		Logger:           h.log,
+	})
+	observer.WatchPending(h.delivery.Pending)
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		h.delivery.Run(h.bg)
+	}()
+}

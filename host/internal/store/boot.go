@@ -1,0 +1,180 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Boots: every Open is one boot of a host, with an id of its own. A boot
+// answers on BootSubject(id) for as long as its connection is up, so any host
+// of the cluster can ask whether the boot that started a job still lives:
+// NATS answers "no responders" at once when no connection subscribes to the
+// subject, which is the case as soon as the boot's process is gone (SIGKILL
+// and out-of-memory deaths included: the kernel closes its sockets; in
+// embedded mode the server died with it). That is what tells a host death
+// from a job redelivered while its host is alive (see Runs).
+const (
+	// BootSubjectBase is the subject prefix boots answer on.
+	BootSubjectBase = "skillhost.boots"
+	// bootIDPrefix starts every boot id.
+	bootIDPrefix = "boot_"
+	// aliveWait bounds one liveness question.
+	aliveWait = 2 * time.Second
+)
+
+// BootSubject is the subject the boot id answers on.
+func BootSubject(id string) string { return BootSubjectBase + "." + id }
+
+func newBootID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return bootIDPrefix + hex.EncodeToString(b[:])
+}
+
+// answerBoot subscribes the boot's liveness subject.
+func (s *Store) answerBoot() error {
+	s.boot = newBootID()
+	s.hostname, _ = os.Hostname() // "" when unknown: runs then name the boot only
+	_, err := s.nc.Subscribe(BootSubject(s.boot), func(m *nats.Msg) { _ = m.Respond(nil) })
+	if err != nil {
+		return fmt.Errorf("store: boot subject: %w", err)
+	}
+	return nil
+}
+
+// Boot is this store's boot id: unique per Open, never reused.
+func (s *Store) Boot() string { return s.boot }
+
+// Run is a start of a job by this boot at at, for Runs.Start.
+func (s *Store) Run(at time.Time) Run { return Run{Boot: s.boot, Host: s.hostname, At: at.UTC()} }
+
+// Alive reports whether the boot id still lives: its own boot always does;
+// another is dead when NATS has no responder for it. An error (the question
+// timed out, the connection is down) means unknown: callers must not count
+// such a boot as dead.
+func (s *Store) Alive(ctx context.Context, id string) (bool, error) {
+	if id == s.boot {
+		return true, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, aliveWait)
+	defer cancel()
+	_, err := s.nc.RequestWithContext(ctx, BootSubject(id), nil)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, nats.ErrNoResponders):
+		return false, nil
+	}
+	return true, fmt.Errorf("store: is boot %s alive: %w", id, err)
+}
+
+// Dead returns the boots of r's open runs, other than this store's own,
+// that are known to be dead (Alive says so without error).
+func (s *Store) Dead(ctx context.Context, r Runs) map[string]bool {
+	var dead map[string]bool
+	for _, run := range r.Open {
+		if run.Boot == s.boot || dead[run.Boot] {
+			continue
+		}
+		if alive, err := s.Alive(ctx, run.Boot); err == nil && !alive {
+			if dead == nil {
+				dead = map[string]bool{}
+			}
+			dead[run.Boot] = true
+		}
+	}
+	return dead
+}
+
+// Run is one start of a job by a host boot.
+type Run struct {
+	Boot string    `json:"boot"`
+	Host string    `json:"host,omitempty"` // the host's name (os.Hostname), for the operator
+	At   time.Time `json:"at"`
+}
+
+// Runs is the crash accounting of one job (a plan step; a task or a
+// delivery can keep one the same way), stored in the job's own record and
+// changed in the same revision-checked writes as the job's state:
+//
+//   - Start before running the job (Open then holds this boot's run);
+//   - End when the attempt ends in any way this boot sees: completed,
+//     failed, waiting for a retry, handed back at shutdown;
+//   - at each later delivery, Settle with Store.Dead: a run still open
+//     whose boot is dead was running when its host died, and moves to
+//     Crashed;
+//   - once Crashes reaches the limit, the job is quarantined: it ends
+//     with reason quarantined instead of running again.
+//
+// A redelivery while the job's host lives (a retry, a missed ack deadline,
+// a job handed back after a store hiccup) never counts: its boot answers.
+// A run whose death is not yet known (its boot still answers, e.g. a host
+// cut off from NATS for less than the server's ping timeout) stays open and
+// is settled at a later delivery. Open holds at most one run per boot and
+// Crashed grows by one per host death, so both stay small.
+type Runs struct {
+	Open    []Run `json:"open,omitempty"`
+	Crashed []Run `json:"crashed,omitempty"`
+}
+
+// Start records a start of the job (Store.Run), replacing an open run of
+// the same boot.
+func (r *Runs) Start(run Run) {
+	r.End(run.Boot)
+	r.Open = append(r.Open, run)
+}
+
+// End records that boot's run ended.
+func (r *Runs) End(boot string) {
+	r.Open = slices.DeleteFunc(r.Open, func(x Run) bool { return x.Boot == boot })
+	if len(r.Open) == 0 {
+		r.Open = nil
+	}
+}
+
+// Settle moves the open runs whose boot is dead to Crashed and reports
+// whether it moved any.
+func (r *Runs) Settle(dead map[string]bool) bool {
+	moved := false
+	r.Open = slices.DeleteFunc(r.Open, func(x Run) bool {
+		if dead[x.Boot] {
+			r.Crashed, moved = append(r.Crashed, x), true
+			return true
+		}
+		return false
+	})
+	if len(r.Open) == 0 {
+		r.Open = nil
+	}
+	return moved
+}
+
+// Crashes is how often the job was running when its host died.
+func (r Runs) Crashes() int { return len(r.Crashed) }
+
+// Boots lists the boots of the crashed runs, oldest first.
+func (r Runs) Boots() []string {
+	out := make([]string, len(r.Crashed))
+	for i, x := range r.Crashed {
+		out[i] = x.Boot
+	}
+	return out
+}
+
+// Hosts lists the host names of the crashed runs, oldest first ("" where
+// unknown).
+func (r Runs) Hosts() []string {
+	out := make([]string, len(r.Crashed))
+	for i, x := range r.Crashed {
+		out[i] = x.Host
+	}
+	return out
+}
