@@ -189,7 +189,6 @@ func (m *Module) install(ctx context.Context, op *compileOp, c *code, inst *inst
 		}
 	}
 	m.mu.Unlock()
-	close(op.done)
 	if op.check && err == nil && inst != nil {
 		m.rt.markChecked(m.checkKey)
 	}
@@ -201,17 +200,20 @@ func (m *Module) install(ctx context.Context, op *compileOp, c *code, inst *inst
 		m.stats.instanceUncounted()
 	}
 	m.free(ctx, drop, dropCode)
-	if op.check { // after free: Ready's caller sees the check's instance gone
-		m.mu.Lock()
-		m.checkDone(err)
-		m.mu.Unlock()
-	}
 	if err == nil && dropCode == nil {
+		// Before the waiting calls go on: what they find resident then
+		// already fits the budget.
 		m.rt.enforceCodeBudget(ctx, m)
 		m.rt.wake(time.Now().Add(m.limits.IdleTimeout))
 		if m.limits.MinInstances > 0 {
 			m.rt.wake(time.Now())
 		}
+	}
+	close(op.done)
+	if op.check { // after free: Ready's caller sees the check's instance gone
+		m.mu.Lock()
+		m.checkDone(err)
+		m.mu.Unlock()
 	}
 }
 
