@@ -15,7 +15,8 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 )
 
-// readmeCardParser is the CardParser the README gives a2a-go v2.3.1 users:
+// readmeCardParser is the CardParser the docs give a2a-go v2.3.1 users
+// (docs/getting-started/agent-client.md, "With an API key"):
 // a2a-go reads requirement scopes as bare arrays where the v1.0 schema (and
 // this host's card) has {"list": […]}, so it drops securityRequirements and
 // a2a-go falls back to the v0.3 "security" member.
@@ -45,9 +46,9 @@ func TestA2AClientWithAPIKey(t *testing.T) {
 	defer cancel()
 
 	// The default parser of a2a-go v2.3.1 refuses the schema's form (if this
-	// starts to pass, the README's note on a2a-go is out of date).
+	// starts to pass, the docs' note on a2a-go is out of date).
 	if _, err := (&agentcard.Resolver{Client: httpClient, CardParser: agentcard.DefaultCardParser}).Resolve(ctx, th.URL); err == nil {
-		t.Error("a2a-go's default card parser now reads securityRequirements: drop the README's workaround")
+		t.Error("a2a-go's default card parser now reads securityRequirements: drop the workaround in docs/getting-started/agent-client.md")
 	}
 	card, err := (&agentcard.Resolver{Client: httpClient, CardParser: readmeCardParser}).Resolve(ctx, th.URL)
 	if err != nil {

@@ -29,7 +29,7 @@ const (
 	CodeAgentNotAllowed  = "agent_not_allowed"  // the agent is not in the manifest's permissions.agents
 
 	// Codes of a failed CallAgent besides the ones above (the failure's
-	// reason; see the README's error table for every one).
+	// reason; see docs/reference/errors.md for every one).
 	CodeCallDepth       = "call_depth"       // the chain of agent calls is at agents.max_call_depth
 	CodeCircuitOpen     = "circuit_open"     // the remote agent's circuit breaker is open
 	CodePeerUnavailable = "peer_unavailable" // the remote agent could not be reached or used

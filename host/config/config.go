@@ -7,7 +7,8 @@ import (
 )
 
 // Config is the whole host configuration. Every field is documented in the
-// README ("Configuration") with its default; Defaults returns those values.
+// configuration reference (docs/reference/config.md) with its default;
+// Defaults returns those values.
 type Config struct {
 	// Listen is the HTTP address. Empty disables HTTP (stdio only).
 	Listen string `koanf:"listen"`
@@ -47,6 +48,9 @@ type Config struct {
 	Events   Events   `koanf:"events"`
 	// MCP configures the MCP sessions of POST /mcp.
 	MCP MCP `koanf:"mcp"`
+	// GRPC serves the A2A gRPC binding on a listener of its own (off by
+	// default).
+	GRPC GRPC `koanf:"grpc"`
 	// Tracing exports OpenTelemetry spans (off by default).
 	Tracing Tracing `koanf:"tracing"`
 	// Identity is the host's signing keys (cards, task provenance).
@@ -76,7 +80,7 @@ type Tracing struct {
 	SampleRatio float64 `koanf:"sample_ratio"`
 }
 
-// Identity configures the host's signing keys (README "Signing").
+// Identity configures the host's signing keys (docs/guides/signing.md).
 type Identity struct {
 	// KeyFile lists PEM private key files (skillhost keygen): one key, or an
 	// Ed25519 and an ML-DSA-65 key for hybrid signatures. Empty: nothing is
@@ -84,7 +88,7 @@ type Identity struct {
 	KeyFile []string `koanf:"key_file"`
 }
 
-// Trust is the plugin signature policy (README "Plugin signatures").
+// Trust is the plugin signature policy (docs/guides/signing.md, "Plugin signatures").
 type Trust struct {
 	// RequireSignatures refuses every plugin without a valid plugin.sig by
 	// one of Publishers. A plugin whose signature is broken or no longer
@@ -112,7 +116,7 @@ type Sandbox struct {
 	CompileWorkers int `koanf:"compile_workers"`
 }
 
-// Auth configures API keys and the per-key limits (README "Security").
+// Auth configures API keys and the per-key limits (docs/guides/security.md).
 type Auth struct {
 	// Keys are the API keys; empty: HTTP serves loopback clients only.
 	Keys   []AuthKey  `koanf:"keys"`
@@ -194,7 +198,7 @@ type Push struct {
 }
 
 // Delivery configures the outbound delivery service that POSTs A2A push
-// notifications and plan webhooks (README "Outbound deliveries").
+// notifications and plan webhooks (docs/guides/plans-and-events.md, "Outbound deliveries").
 type Delivery struct {
 	// MaxPending caps the deliveries waiting on one host, all keys
 	// together; past it the submitting key loses its own oldest waiting
@@ -398,6 +402,7 @@ func Defaults() Config {
 		Events: Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256,
 			MaxSubscribersPerKey: 64},
 		MCP:      MCP{MaxSessions: 1024, MaxSessionsPerKey: 256},
+		GRPC:     DefaultGRPC(),
 		Tracing:  Tracing{SampleRatio: 1},
 		Identity: Identity{KeyFile: []string{}},
 		Trust:    Trust{Publishers: []string{}},

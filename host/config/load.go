@@ -294,6 +294,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateSources()...)
 	errs = append(errs, c.validatePluginSettings()...)
 	errs = append(errs, c.validateShares()...)
+	errs = append(errs, c.validateGRPC()...)
 	if c.Plans.MaxCrashes > 100 {
 		bad("plans.max_crashes", "must be at most 100")
 	}

@@ -7,7 +7,7 @@ package fault
 // and of the errors a plugin built with the Go SDK reports. Part of the
 // plugin ABI: add, never rename. A code that names an outcome of the error
 // table is that outcome's reason; a failed agent_call's code is its
-// failure's WireReason (the README's error table). The SDK's constants
+// failure's WireReason (the error table of docs/reference/errors.md). The SDK's constants
 // (sdk/codes.go) are generated from guestCodes: go generate ./host/fault.
 const (
 	GuestBadPointer       = "bad_pointer"

@@ -45,7 +45,7 @@ const (
 		}
 		if c.group == guestAgent && prev != guestAgent {
 			b.WriteString("\t// Codes of a failed CallAgent besides the ones above (the failure's\n" +
-				"\t// reason; see the README's error table for every one).\n")
+				"\t// reason; see docs/reference/errors.md for every one).\n")
 		}
 		if c.group == guestHost || c.group == guestAgent {
 			fmt.Fprintf(&b, "\tCode%s = %q // %s\n", c.name, c.code, c.doc)

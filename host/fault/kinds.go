@@ -5,7 +5,7 @@ import "net/http"
 // Kind classifies an outcome. The zero value is Internal.
 type Kind uint8
 
-// The kinds, in the order of the error table in the README.
+// The kinds, in the order of the error table in docs/reference/errors.md.
 const (
 	Internal       Kind = iota // -32603: a bug or an unexpected host failure
 	Parse                      // -32700: the bytes are not JSON

@@ -133,7 +133,7 @@ func (f *funcs) agentPermitted(id string) bool {
 }
 
 // agentError is a failed nested call as the guest sees it: the code is the
-// failure's reason (README error table), except that an error the called
+// failure's reason (docs/reference/errors.md), except that an error the called
 // plugin returned keeps that plugin's own code, so a plugin passing an
 // agent's error on passes on the original code. The data says what it was.
 func agentError(err error) *guestError {

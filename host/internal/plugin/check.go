@@ -11,13 +11,23 @@ import (
 // just installed while its module compiles in the background).
 func (r *Registry) awaitCheck(ctx context.Context, e *entry) {
 	r.checks.Add(1)
+	r.pending.Add(1)
 	go func() {
 		defer r.checks.Done()
 		<-e.module.Checked() // Close closes the module, which ends it
 		r.syncMu.Lock()
 		defer r.syncMu.Unlock()
 		r.settle(ctx, e)
+		if r.pending.Add(-1) == 0 && !r.isClosed() {
+			r.log.Info("plugin: every plugin compiled", "plugins", len(r.Snapshot().Plugins))
+		}
 	}()
+}
+
+func (r *Registry) isClosed() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.closed
 }
 
 // settleChecked applies the outcome of every load check that has ended
@@ -70,4 +80,22 @@ func (r *Registry) settle(ctx context.Context, e *entry) {
 	probs = append(probs, r.fail(dir, e.fp, false, moduleError(m, err), false, took))
 	sort.Slice(probs, func(i, j int) bool { return probs[i].Path < probs[j].Path })
 	r.swap(ctx, next, probs, []*entry{e})
+}
+
+// WaitCompiled waits until no plugin is on its first compile (their
+// outcomes are then applied by the time it returns), or ctx ends. A host
+// serving one local client (stdio) uses it before it reads its input.
+func (r *Registry) WaitCompiled(ctx context.Context) error {
+	r.mu.RLock()
+	st := r.cur
+	r.mu.RUnlock()
+	for _, e := range st.byDir {
+		if err := e.module.Ready(ctx); err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	r.syncMu.Lock()
+	defer r.syncMu.Unlock()
+	r.settleChecked(ctx)
+	return nil
 }

@@ -117,6 +117,9 @@ func TestObserverSeesThePluginLife(t *testing.T) {
 		t.Fatal("life not on the snapshot once LoadDir returned")
 	}
 	testutil.Eventually(t, 10*time.Second, "the background compile to end", func() bool { return len(r.Loading()) == 0 })
+	testutil.Eventually(t, 10*time.Second, "the log to say every plugin compiled", func() bool {
+		return strings.Contains(logs.String(), "plugin: every plugin compiled")
+	})
 	if _, err := r.Execute(ctx, Call{SkillID: "life-echo"}); err != nil {
 		t.Fatal(err)
 	}

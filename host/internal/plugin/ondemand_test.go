@@ -309,3 +309,30 @@ func TestAThousandPluginFolders(t *testing.T) {
 		t.Errorf("runtime after %d calls: %+v", n, st)
 	}
 }
+
+// WaitCompiled returns once every first compile ended, their outcomes
+// applied: nothing is loading, a plugin that failed is already a problem.
+func TestWaitCompiled(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	root := t.TempDir()
+	pluginSpec{name: "fine"}.write(t, root)
+	pluginSpec{name: "doomed", module: "start_section", extra: "limits: {timeout: 50ms}",
+		skills: "  - {id: doomed-run, description: d, function: run}\n"}.write(t, root)
+	r, _ := newRuntimeRegistry(t, sandbox.RuntimeConfig{CacheDir: t.TempDir()}, config.Policy{}, nil)
+	if err := r.LoadDir(ctx, root); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WaitCompiled(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if l := r.Loading(); len(l) != 0 {
+		t.Errorf("Loading after WaitCompiled = %+v", l)
+	}
+	if _, ok := r.Snapshot().Plugin("doomed"); ok || len(r.Problems()) != 1 {
+		t.Errorf("doomed still served or not a problem: %+v", r.Problems())
+	}
+	if got := served(r, "fine-echo"); got != "fine@1.0.0" {
+		t.Errorf("fine: %s", got)
+	}
+}

@@ -118,7 +118,8 @@ type Registry struct {
 	listenMu  sync.Mutex
 	listeners []func(*Snapshot)
 
-	checks sync.WaitGroup // goroutines waiting for a module's load check
+	checks  sync.WaitGroup // goroutines waiting for a module's load check
+	pending atomic.Int64   // load checks not settled yet (the log says when none is left)
 }
 
 // failure remembers a folder that failed so an unchanged folder is not
