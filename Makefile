@@ -67,7 +67,7 @@ fuzz-smoke: ## every fuzz target for a few seconds
 fuzz: ## every fuzz target for FUZZTIME (default 30s) each
 	$(call fuzz-run,$(FUZZTIME))
 
-bench: build ## the benchmark harness (~10 min): goals P1-P8 as ratios against baselines measured in the same run; writes BENCHMARKS.md
+bench: build ## the benchmark harness (~15 min): goals P1-P9 as ratios against baselines measured in the same run; writes BENCHMARKS.md
 	./$(BIN) plugin build plugins/echo
 	$(GO) build -o bin/bench/ ./cmd/skillhost ./host/internal/bench/cmd/...
 	./bin/bench/benchrun -bin bin/bench -go-plugin plugins/echo/echo.wasm -out BENCHMARKS.md $(BENCHFLAGS)

@@ -232,9 +232,17 @@ func (h *Host) loadPlugins(ctx context.Context) error {
 			return fmt.Errorf("plugin folder %s: %w", dir, err)
 		}
 	}
-	h.log.Info("loading plugins (the first start compiles them; later starts use the cache)", "dir", dir)
+	h.log.Info("loading plugins (the first start compiles them, in the background; later starts use the cache)", "dir", dir)
 	if err := h.registry.LoadDir(ctx, dir); err != nil {
 		h.log.Error("some plugins failed to load; the others are served", "err", err)
+	}
+	if h.ln == nil {
+		// One local client on stdio would find its plugins compiling: it
+		// gets them compiled (a host on HTTP serves at once meanwhile).
+		h.log.Info("serving stdio only: compiling the plugins before reading input")
+		if err := h.registry.WaitCompiled(ctx); err != nil {
+			return err
+		}
 	}
 	snap := h.registry.Snapshot()
 	h.log.Info("plugins loaded", "plugins", len(snap.Plugins), "problems", len(snap.Problems), "dir", dir)

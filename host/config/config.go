@@ -105,6 +105,15 @@ type Sandbox struct {
 	// at their cap, tables, globals, wazero's call stack). 0: three quarters
 	// of the memory available (the cgroup limit or the machine's RAM).
 	MaxLiveBytes ByteSize `koanf:"max_live_bytes"`
+	// MaxCodeBytes bounds the compiled plugin code held in memory (about
+	// six times a module's size): past it, the code of the least recently
+	// used plugins that run no call is released, and loaded again from the
+	// compilation cache by their next call. Code in use is never released.
+	MaxCodeBytes ByteSize `koanf:"max_code_bytes"`
+	// CompileWorkers is how many plugins compile at once (in the background
+	// after a start or a reload, and for calls, which go first). 0: the
+	// number of cores the process may use.
+	CompileWorkers int `koanf:"compile_workers"`
 }
 
 // Auth configures API keys and the per-key limits (docs/guides/security.md).
@@ -376,8 +385,9 @@ func Defaults() Config {
 			MaxValue: MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 0, StartTimeout: time.Minute,
 			MaxKeysPerSession: 1000, MaxSessionBytes: 16 * MiB, ClosedSessionRetention: 30 * 24 * time.Hour,
 		},
-		Policy: DefaultPolicy(),
-		Net:    Net{Timeout: 10 * time.Second, MaxResponse: MiB, MaxRedirects: 5},
+		Policy:  DefaultPolicy(),
+		Sandbox: Sandbox{MaxCodeBytes: 256 * MiB},
+		Net:     Net{Timeout: 10 * time.Second, MaxResponse: MiB, MaxRedirects: 5},
 		Plans: Plans{
 			MaxSteps: 100, MaxDefinition: 256 * KiB, MaxRecord: MiB, Workers: 4, MaxDeliver: 5, MaxCrashes: 2,
 			AckWait: 10 * time.Second, Retention: 7 * 24 * time.Hour, MaxBucket: GiB, MaxTimeout: 24 * time.Hour,
