@@ -92,7 +92,29 @@ func startHostAt(t *testing.T, pluginDir, data string) (*testHost, func()) {
 		})
 	}
 	t.Cleanup(stop)
-	return &testHost{URL: "http://" + h.Addr().String(), Plugins: pluginDir, h: h}, stop
+	th := &testHost{URL: "http://" + h.Addr().String(), Plugins: pluginDir, h: h}
+	mustCompiled(t, th)
+	return th, stop
+}
+
+// mustCompiled waits until no plugin of th is on its first compile (a host
+// answers at once and compiles in the background: a Go plugin takes
+// seconds on a loaded machine, and a call meanwhile may get plugin_loading).
+func mustCompiled(t *testing.T, th *testHost) {
+	t.Helper()
+	loading := func() bool {
+		var doc struct{ Plugins []struct{ Name, State string } }
+		mustGetJSON(t, th, "", "/admin/plugins", &doc)
+		for _, p := range doc.Plugins {
+			if p.State == "loading" {
+				return true
+			}
+		}
+		return false
+	}
+	if !waitFor(2*time.Minute, func() bool { return !loading() }) {
+		t.Fatal("a plugin was still compiling after 2 minutes")
+	}
 }
 
 // TestFormFillThreeTurns: the form plugin's form_fill over the official
