@@ -66,7 +66,10 @@ func (r *Registry) settle(ctx context.Context, e *entry) {
 	took := e.took + e.module.CheckTook()
 	err := e.module.Ready(context.WithoutCancel(ctx))
 	if err == nil {
-		r.log.Info("plugin: loaded", "plugin", m.Name, "version", m.Version, "dir", dir, "took", took.Round(time.Millisecond))
+		// still_compiling counts the first compiles left after this one, so
+		// a first start's log reads as a countdown.
+		r.log.Info("plugin: loaded", "plugin", m.Name, "version", m.Version, "dir", dir, "took", took.Round(time.Millisecond),
+			"still_compiling", max(r.pending.Load()-1, 0))
 		r.event(LoadEvent{Kind: EventLoaded, Dir: dir, Plugin: m.Name, Version: m.Version, Duration: took})
 		return
 	}
