@@ -103,7 +103,9 @@ func startHostAt(t *testing.T, pluginDir, data string) (*testHost, func()) {
 func mustCompiled(t *testing.T, th *testHost) {
 	t.Helper()
 	loading := func() bool {
-		var doc struct{ Plugins []struct{ Name, State string } }
+		var doc struct {
+			Plugins []struct{ Name, State string }
+		}
 		mustGetJSON(t, th, "", "/admin/plugins", &doc)
 		for _, p := range doc.Plugins {
 			if p.State == "loading" {
