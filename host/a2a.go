@@ -63,12 +63,18 @@ func (h *Host) setupA2A(ctx context.Context) error {
 		Push:             push,
 		MaxStreams:       h.cfg.A2A.MaxStreams,
 		MaxStreamsPerKey: shareOrNone(h.cfg.A2A.MaxStreamsPerKey),
+		InputTimeout:     h.cfg.A2A.InputTimeout,
 		LeaseSweep:       ac.LeaseSweep,
 		Principals:       h.authn.Keys().PrincipalOf,
 	})
 	if err != nil {
 		return fmt.Errorf("a2a service: %w", err)
 	}
+	h.wg.Add(1)
+	go func() { // expires tasks left waiting for input (a2a.input_timeout)
+		defer h.wg.Done()
+		h.tasks.Run(h.bg)
+	}()
 	h.wg.Add(1)
 	go func() { // task leases: beats, sweeps for tasks of lost hosts, catch-up after reconnects
 		defer h.wg.Done()

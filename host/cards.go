@@ -39,6 +39,7 @@ func newCardService(cfg config.Config, version, base string, keys bool, snapshot
 		BaseURL:    base,
 		Version:    version,
 		Stdio:      cfg.Stdio,
+		GRPC:       grpcPublicAddr(cfg),
 		APIKeyAuth: keys,
 		BearerAuth: keys,
 		Push:       true,

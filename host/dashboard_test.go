@@ -223,7 +223,7 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 		t.Errorf("/admin/failures by reason (-want +got):\n%s (total %d)", diff, failures.Total)
 	}
 
-	// /metrics agrees, and its skillhost_ families are the README's list.
+	// /metrics agrees, and its skillhost_ families are the metrics reference's list.
 	families := mustMetrics(t, th, ops.Secret)
 	for _, l := range load {
 		p, ok := pluginOf[l.skill]
@@ -257,8 +257,8 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 		}
 	}
 	sort.Strings(exposed)
-	if diff := cmp.Diff(readmeMetrics(t), exposed); diff != "" {
-		t.Errorf("README's metric list and /metrics differ (-README +exposed):\n%s", diff)
+	if diff := cmp.Diff(docMetrics(t), exposed); diff != "" {
+		t.Errorf("%s and /metrics differ (-doc +exposed):\n%s", metricsDoc, diff)
 	}
 
 	// One access line per call, with the skill it reached and its reason.

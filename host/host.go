@@ -72,7 +72,8 @@ type Host struct {
 	guard    *auth.Guard
 	http     *httpx.Server
 	ln       net.Listener
-	oci      *oci.Mirror // nil without sources.oci
+	grpc     *grpcBinding // nil without grpc.listen (grpc.go)
+	oci      *oci.Mirror  // nil without sources.oci
 
 	served atomic.Bool // Serve took over the listener
 
@@ -128,6 +129,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 			return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 		}
 		h.warnWildcard()
+	}
+	if err := h.listenGRPC(); err != nil {
+		return nil, err
 	}
 	if h.traces, err = newTracing(ctx, cfg.Tracing, opts.Version); err != nil {
 		return nil, err
@@ -213,6 +217,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *Host, err err
 			RESTPath: a2a.RESTPath, REST: h.serveREST, MCP: h.mcp.Handler(),
 		}, h.engine, h.cards, h.metrics.Handler())
 	}
+	h.setupGRPC(tlsCfg)
 	h.metrics.WatchShares(h.shareMetrics)
 	return h, nil
 }
@@ -227,9 +232,17 @@ func (h *Host) loadPlugins(ctx context.Context) error {
 			return fmt.Errorf("plugin folder %s: %w", dir, err)
 		}
 	}
-	h.log.Info("loading plugins (the first start compiles them; later starts use the cache)", "dir", dir)
+	h.log.Info("loading plugins (the first start compiles them, in the background; later starts use the cache)", "dir", dir)
 	if err := h.registry.LoadDir(ctx, dir); err != nil {
 		h.log.Error("some plugins failed to load; the others are served", "err", err)
+	}
+	if h.ln == nil {
+		// One local client on stdio would find its plugins compiling: it
+		// gets them compiled (a host on HTTP serves at once meanwhile).
+		h.log.Info("serving stdio only: compiling the plugins before reading input")
+		if err := h.registry.WaitCompiled(ctx); err != nil {
+			return err
+		}
 	}
 	snap := h.registry.Snapshot()
 	h.log.Info("plugins loaded", "plugins", len(snap.Plugins), "problems", len(snap.Problems), "dir", dir)
@@ -288,6 +301,9 @@ func (h *Host) Close(ctx context.Context) error {
 		h.wg.Wait()
 		if h.ln != nil && !h.served.Load() {
 			errs = append(errs, h.ln.Close())
+		}
+		if h.grpc != nil && !h.grpc.served.Load() {
+			errs = append(errs, h.shutdownGRPC(ctx))
 		}
 		if h.tasks != nil {
 			errs = append(errs, h.tasks.Close(ctx))

@@ -25,6 +25,7 @@ func (h *Host) Serve(ctx context.Context) error {
 		}
 		h.log.Info("serving HTTP", "url", fmt.Sprintf("%s://%s", scheme, h.ln.Addr()), "access", h.accessMode())
 	}
+	grpcErr := h.serveGRPC()
 	stdioErr := make(chan error, 1)
 	if h.cfg.Stdio {
 		h.log.Info("serving stdio", "framing", "<byte-length>\\n<json>")
@@ -61,12 +62,15 @@ wait:
 		case err := <-httpErr:
 			runErr = fmt.Errorf("http: %w", err)
 			break wait
+		case err := <-grpcErr:
+			runErr = fmt.Errorf("grpc: %w", err)
+			break wait
 		case err := <-stdioErr:
 			if err != nil {
 				runErr = fmt.Errorf("stdio: %w", err)
 				break wait
 			}
-			if h.http == nil {
+			if h.http == nil && grpcErr == nil {
 				h.log.Info("stdin closed; shutting down")
 				break wait
 			}
@@ -92,6 +96,7 @@ func (h *Host) shutdown(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 		}
 	}
+	errs = append(errs, h.shutdownGRPC(sctx))
 	// Close gets a moment of its own past the grace: tasks still running
 	// are handed back through the store before it closes.
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), closeWait)

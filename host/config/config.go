@@ -7,7 +7,8 @@ import (
 )
 
 // Config is the whole host configuration. Every field is documented in the
-// README ("Configuration") with its default; Defaults returns those values.
+// configuration reference (docs/reference/config.md) with its default;
+// Defaults returns those values.
 type Config struct {
 	// Listen is the HTTP address. Empty disables HTTP (stdio only).
 	Listen string `koanf:"listen"`
@@ -47,6 +48,9 @@ type Config struct {
 	Events   Events   `koanf:"events"`
 	// MCP configures the MCP sessions of POST /mcp.
 	MCP MCP `koanf:"mcp"`
+	// GRPC serves the A2A gRPC binding on a listener of its own (off by
+	// default).
+	GRPC GRPC `koanf:"grpc"`
 	// Tracing exports OpenTelemetry spans (off by default).
 	Tracing Tracing `koanf:"tracing"`
 	// Identity is the host's signing keys (cards, task provenance).
@@ -76,7 +80,7 @@ type Tracing struct {
 	SampleRatio float64 `koanf:"sample_ratio"`
 }
 
-// Identity configures the host's signing keys (README "Signing").
+// Identity configures the host's signing keys (docs/guides/signing.md).
 type Identity struct {
 	// KeyFile lists PEM private key files (skillhost keygen): one key, or an
 	// Ed25519 and an ML-DSA-65 key for hybrid signatures. Empty: nothing is
@@ -84,7 +88,7 @@ type Identity struct {
 	KeyFile []string `koanf:"key_file"`
 }
 
-// Trust is the plugin signature policy (README "Plugin signatures").
+// Trust is the plugin signature policy (docs/guides/signing.md, "Plugin signatures").
 type Trust struct {
 	// RequireSignatures refuses every plugin without a valid plugin.sig by
 	// one of Publishers. A plugin whose signature is broken or no longer
@@ -101,9 +105,18 @@ type Sandbox struct {
 	// at their cap, tables, globals, wazero's call stack). 0: three quarters
 	// of the memory available (the cgroup limit or the machine's RAM).
 	MaxLiveBytes ByteSize `koanf:"max_live_bytes"`
+	// MaxCodeBytes bounds the compiled plugin code held in memory (about
+	// six times a module's size): past it, the code of the least recently
+	// used plugins that run no call is released, and loaded again from the
+	// compilation cache by their next call. Code in use is never released.
+	MaxCodeBytes ByteSize `koanf:"max_code_bytes"`
+	// CompileWorkers is how many plugins compile at once (in the background
+	// after a start or a reload, and for calls, which go first). 0: the
+	// number of cores the process may use.
+	CompileWorkers int `koanf:"compile_workers"`
 }
 
-// Auth configures API keys and the per-key limits (README "Security").
+// Auth configures API keys and the per-key limits (docs/guides/security.md).
 type Auth struct {
 	// Keys are the API keys; empty: HTTP serves loopback clients only.
 	Keys   []AuthKey  `koanf:"keys"`
@@ -142,6 +155,9 @@ type A2A struct {
 	// ContextIdle closes an A2A context (the session its messages share)
 	// unused this long.
 	ContextIdle time.Duration `koanf:"context_idle"`
+	// InputTimeout fails a task (reason input_timeout) that has waited
+	// this long for a follow-up message (input-required, auth-required).
+	InputTimeout time.Duration `koanf:"input_timeout"`
 	// MaxBucket caps the disk of the tasks bucket (a changed size applies
 	// to the existing bucket at the next start).
 	MaxBucket ByteSize `koanf:"max_bucket"`
@@ -193,7 +209,7 @@ type Push struct {
 }
 
 // Delivery configures the outbound delivery service that POSTs A2A push
-// notifications and plan webhooks (README "Outbound deliveries").
+// notifications and plan webhooks (docs/guides/plans-and-events.md, "Outbound deliveries").
 type Delivery struct {
 	// MaxPending caps the deliveries waiting on one host, all keys
 	// together; past it the submitting key loses its own oldest waiting
@@ -377,8 +393,9 @@ func Defaults() Config {
 			MaxValue: MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 0, StartTimeout: time.Minute,
 			MaxKeysPerSession: 1000, MaxSessionBytes: 16 * MiB, ClosedSessionRetention: 30 * 24 * time.Hour,
 		},
-		Policy: DefaultPolicy(),
-		Net:    Net{Timeout: 10 * time.Second, MaxResponse: MiB, MaxRedirects: 5},
+		Policy:  DefaultPolicy(),
+		Sandbox: Sandbox{MaxCodeBytes: 256 * MiB},
+		Net:     Net{Timeout: 10 * time.Second, MaxResponse: MiB, MaxRedirects: 5},
 		Plans: Plans{
 			MaxSteps: 100, MaxDefinition: 256 * KiB, MaxRecord: MiB, Workers: 4, MaxDeliver: 5, MaxCrashes: 2,
 			AckWait: 10 * time.Second, Retention: 7 * 24 * time.Hour, MaxBucket: GiB, MaxTimeout: 24 * time.Hour,
@@ -389,13 +406,14 @@ func Defaults() Config {
 			MaxConcurrentCalls: auth.DefaultMaxConcurrentCalls, MaxContextBytes: auth.DefaultMaxContextBytes,
 		}},
 		A2A: A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB, ContextIdle: 24 * time.Hour,
-			MaxBucket: GiB, MaxTasksPerKey: 10000,
+			InputTimeout: 24 * time.Hour, MaxBucket: GiB, MaxTasksPerKey: 10000,
 			Push:       Push{MaxPerTask: 10, MaxPerKey: 100, Timeout: 10 * time.Second, MaxAttempts: 5, MaxPending: 1024},
 			MaxStreams: 1024, MaxStreamsPerKey: 256, LeaseTTL: 15 * time.Second, LeaseSweep: 5 * time.Second},
 		Delivery: Delivery{MaxPending: 4096, MaxPendingPerKey: 256, ConcurrentPerDestination: 4, ConcurrentPerKey: 8, MaxConcurrent: 64},
 		Events: Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256,
 			MaxSubscribersPerKey: 64},
 		MCP:      MCP{MaxSessions: 1024, MaxSessionsPerKey: 256},
+		GRPC:     DefaultGRPC(),
 		Tracing:  Tracing{SampleRatio: 1},
 		Identity: Identity{KeyFile: []string{}},
 		Trust:    Trust{Publishers: []string{}},

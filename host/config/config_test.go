@@ -112,6 +112,13 @@ func TestLoadRejects(t *testing.T) {
 		{"agent pattern", "policy:\n  allowed_agent_patterns: [\"Billing?\"]\n", nil, "allowed_agent_patterns[0]"},
 		{"bad duration", "policy:\n  max_timeout: soon\n", nil, "max_timeout"},
 		{"zero limit", "rpc:\n  max_batch: 0\n", nil, "config rpc.max_batch: must be greater than zero"},
+		{"replaced key", "policy:\n  warm_instances: 1\n", nil,
+			"policy.warm_instances (replaced: instances are created on demand and closed after policy.idle_timeout; a plugin asks to stay warm with limits.min_instances, capped by policy.max_min_instances)"},
+		{"default min instances over the cap", "policy:\n  default_limits:\n    min_instances: 1\n", nil,
+			"policy.default_limits.min_instances: must be between 0 and policy.max_min_instances (0)"},
+		{"negative idle timeout", "policy:\n  idle_timeout: -1s\n", nil, "durations must not be negative"},
+		{"no code budget", "sandbox:\n  max_code_bytes: 0B\n", nil, "config sandbox.max_code_bytes: must be greater than zero"},
+		{"compile workers", "sandbox:\n  compile_workers: -1\n", nil, "config sandbox.compile_workers: must be 0 (the number of cores) or 1..256"},
 		{"bad listen", "listen: nonsense\n", nil, `config listen: "nonsense" is not host:port`},
 		{"bad level", "log:\n  level: loud\n", nil, "config log.level"},
 		{"bad private range", "net:\n  allow_private: [10.0.0.0/8, intranet]\n", nil, `config net.allow_private[1]: "intranet" is not an address or CIDR prefix`},
@@ -135,6 +142,11 @@ func TestLoadRejects(t *testing.T) {
 		{"plans per key", "plans:\n  max_per_key: 0\n", nil, "config plans.max_per_key: must be greater than zero"},
 		{"plan bytes per key under two records", "plans:\n  max_bytes_per_key: 1MiB\n", nil, "config plans.max_bytes_per_key: 1MiB"},
 		{"plans reserve over half the bucket", "plans:\n  reserve: 1GiB\n", nil, "config plans.reserve: 1GiB"},
+		{"grpc listen not host:port", "grpc:\n  listen: grpc\n", nil, `config grpc.listen: "grpc" is not host:port`},
+		{"grpc on the http port", "listen: 127.0.0.1:8080\ngrpc:\n  listen: 127.0.0.1:8080\n", nil, "gRPC needs a port of its own"},
+		{"plain grpc on every interface", "grpc:\n  listen: 0.0.0.0:9090\n", nil, `config grpc.listen: "0.0.0.0:9090" is not a loopback address`},
+		{"grpc share over the cap", "grpc:\n  max_conns: 8\n", nil, "config grpc.max_conns_per_addr: 64 must be 0 (no per-address share) up to grpc.max_conns (8)"},
+		{"grpc streams", "grpc:\n  max_concurrent_streams: 0\n", nil, "config grpc.max_concurrent_streams: 0 must be 1..10000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -260,5 +272,44 @@ func TestLoadMCPStdioFlag(t *testing.T) {
 		if got.MCPStdio != tt.want {
 			t.Errorf("%v with mcp_stdio: true in the file: MCPStdio = %v, want %v", tt.args, got.MCPStdio, tt.want)
 		}
+	}
+}
+
+// TestLoadGRPC: gRPC is off by default; grpc.listen turns it on from any
+// layer, on a non-loopback address only with TLS (or
+// http.allow_insecure_remote) as for HTTP.
+func TestLoadGRPC(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		file    string
+		environ []string
+		want    string
+	}{
+		{"default off", "", nil, ""},
+		{"env", "", []string{"SKILLHOST_GRPC__LISTEN=127.0.0.1:9090"}, "127.0.0.1:9090"},
+		{"file with TLS everywhere", "listen: 0.0.0.0:8443\nhttp:\n  tls: {cert_file: c.pem, key_file: k.pem}\ngrpc:\n  listen: 0.0.0.0:9443\n", nil, "0.0.0.0:9443"},
+		{"behind a proxy", "http:\n  allow_insecure_remote: true\ngrpc:\n  listen: 0.0.0.0:9090\n", nil, "0.0.0.0:9090"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := config.Sources{Environ: tt.environ}
+			if src.Environ == nil {
+				src.Environ = []string{}
+			}
+			if tt.file != "" {
+				src.File = writeFile(t, tt.file)
+			}
+			got, err := config.Load(src)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			want := config.DefaultGRPC()
+			want.Listen = tt.want
+			if diff := cmp.Diff(want, got.GRPC); diff != "" {
+				t.Errorf("grpc (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -1,7 +1,7 @@
 package fault
 
 // Reasons are the machine-readable `reason` strings of error data. They are
-// part of the public contract: the README's error table lists each one with
+// part of the public contract: docs/reference/errors.md lists each one with
 // its code (a test compares the two). Add, never rename. No other package
 // declares a reason.
 const (
@@ -77,7 +77,8 @@ const (
 	ReasonTaskContended             = "task_contended"     // too many concurrent updates of one task
 	ReasonTaskTerminal              = "task_terminal"      // the task already ended
 	ReasonInvalidTransition         = "invalid_transition" // a task state change the state machine forbids
-	ReasonTaskContinuation          = "task_continuation"  // a follow-up message to an existing task
+	ReasonTaskContinuation          = "task_continuation"  // a follow-up message to a task that does not wait for one (terminal, or working)
+	ReasonInputTimeout              = "input_timeout"      // a task waited longer than a2a.input_timeout for a follow-up message (it failed)
 	ReasonPushNotSupported          = "push_not_supported"
 	ReasonPushLimit                 = "push_limit"            // a2a.push.max_per_task or max_per_key push configs are stored
 	ReasonPushConfigNotFound        = "push_config_not_found" // no push config with this id on the task
@@ -120,7 +121,7 @@ const (
 )
 
 // reasonKinds lists every reason with the kinds it is raised with: the pairs
-// a client may see. The README's error table lists the same pairs, and a test
+// a client may see. docs/reference/errors.md lists the same pairs, and a test
 // checks that every fault.New/Newf/Wrap in the host names one of them.
 var reasonKinds = map[string][]Kind{
 	ReasonParse:          {Parse},
@@ -140,6 +141,7 @@ var reasonKinds = map[string][]Kind{
 	ReasonUnknownAgent:  {AgentNotFound},
 	ReasonUnknownTenant: {InvalidParams},
 	ReasonTimeout:       {Timeout},
+	ReasonInputTimeout:  {Timeout},
 	ReasonMemoryLimit:   {ResourceExhausted},
 	ReasonOutputLimit:   {ResourceExhausted},
 	ReasonPoolSaturated: {ResourceExhausted},

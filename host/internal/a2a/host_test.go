@@ -29,6 +29,7 @@ type testHost struct {
 	svc   *a2a.Service
 	tasks *a2a.TaskStore
 	store *store.Store
+	eng   *jsonrpc.Engine
 }
 
 func quietLogger() *slog.Logger {
@@ -104,7 +105,7 @@ func startHostWith(t *testing.T, pluginDir string, cfg store.Config, cacheDir st
 		_ = svc.Close(cctx)
 		_ = parts.Close(cctx)
 	})
-	return &testHost{URL: base, svc: svc, tasks: tasks, store: st}
+	return &testHost{URL: base, svc: svc, tasks: tasks, store: st, eng: eng}
 }
 
 func newTestMux(eng *jsonrpc.Engine, cards *a2a.CardService) http.Handler {

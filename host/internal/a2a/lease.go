@@ -179,6 +179,18 @@ func (s *Service) hold(ctx context.Context, rec *Record, live bool) error {
 	return s.holdEntry(ctx, rec, live)
 }
 
+// holdTurn makes this boot the holder of rec's next turn (a follow-up
+// message, turns.go): the lease to store with the move to working.
+func (s *Service) holdTurn(ctx context.Context, rec *Record) (*Lease, error) {
+	turn := *rec
+	turn.Lease = s.newLease(1)
+	if err := s.holdEntry(ctx, &turn, false); err != nil {
+		return nil, err
+	}
+	s.lease.stored(rec.Task.ID)
+	return turn.Lease, nil
+}
+
 // holdEntry records that this host runs rec (under rec.Lease) and, on a
 // cluster, names it in the leases stream, without waiting: the record's
 // own write follows on the same connection, so once that is acknowledged
@@ -368,7 +380,7 @@ func (s *Service) update(ctx context.Context, id a2av1.TaskID, next TaskState, f
 		rec, err = s.cfg.Tasks.Update(ctx, id, next, fn)
 		return err
 	}
-	if !next.IsTerminal() {
+	if !next.IsTerminal() && !next.IsInterrupted() {
 		return rec, write()
 	}
 	return rec, s.durably(ctx, id, write)

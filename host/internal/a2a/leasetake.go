@@ -128,7 +128,8 @@ func (s *Service) settleOrphans(ctx context.Context) {
 		if err != nil {
 			continue // the store does not answer: next sweep
 		}
-		if rec == nil || rec.State().IsTerminal() || rec.Lease == nil || rec.Lease.Boot != own || s.settleLost(ctx, rec, live, own) {
+		if rec == nil || rec.State().IsTerminal() || rec.State().IsInterrupted() || rec.Lease == nil || rec.Lease.Boot != own ||
+			s.settleLost(ctx, rec, live, own) {
 			l.mu.Lock()
 			delete(l.orphans, id)
 			l.mu.Unlock()
@@ -156,8 +157,8 @@ func (s *Service) takeOver(ctx context.Context, boot, name string) {
 	switch {
 	case err != nil:
 		s.log.Debug("a2a: task of a lapsed lease not read; next sweep", "task_id", id, "err", err)
-	case rec == nil || rec.State().IsTerminal() || rec.Lease == nil || rec.Lease.Boot != boot:
-		drop() // ended, gone, or taken over already
+	case rec == nil || rec.State().IsTerminal() || rec.State().IsInterrupted() || rec.Lease == nil || rec.Lease.Boot != boot:
+		drop() // ended, gone, waiting for input (no lease), or taken over already
 	case s.settleLost(ctx, rec, isLive, boot):
 		drop()
 	}
@@ -279,22 +280,11 @@ func (s *Service) retry(ctx context.Context, rec *Record, live bool, boot string
 	if !ok || err != nil {
 		return refused
 	}
-	release, err := s.cfg.Guard.Occupy(who)
+	id := rec.Task.ID
+	r, rctx, err := s.occupy(auth.With(ctx, who), who, id)
 	if err != nil {
 		return busy
 	}
-	id := rec.Task.ID
-	s.mu.Lock()
-	if s.refusal() != nil {
-		s.mu.Unlock()
-		release()
-		return busy
-	}
-	rctx, cancel := context.WithCancelCause(auth.With(context.WithoutCancel(ctx), who))
-	r := &run{cancel: cancel, done: make(chan struct{}), release: release}
-	s.running[id] = r
-	s.wg.Add(1)
-	s.mu.Unlock()
 	attempt := 1
 	if rec.Lease != nil {
 		attempt = rec.Lease.Attempt + 1
@@ -315,9 +305,12 @@ func (s *Service) retry(ctx context.Context, rec *Record, live bool, boot string
 	s.log.Info("a2a: running a task of a lost host again (its skill is idempotent)", "task_id", id,
 		"lost_boot", boot, "attempt", attempt)
 	if live {
+		s.lease.stored(id)
 		go s.executeBlocking(rctx, r, claimed, input, "")
 	} else {
-		go s.execute(rctx, r, claimed, input, "")
+		s.lease.stored(id)
+		s.announce(ctx, claimed, nil) // working again, here
+		go s.execute(rctx, r, claimed, input, "", true) // the claim moved it to working
 	}
 	return retried
 }
@@ -336,7 +329,7 @@ func sameLease(lease *Lease, boot string) bool {
 // claim rewrites rec's lease from boot to lease, checked by revision.
 func (s *Service) claim(ctx context.Context, rec *Record, live bool, boot string, lease *Lease) (*Record, error) {
 	apply := func(r *Record) error {
-		if r.Task == nil || !sameLease(r.Lease, boot) || r.State().IsTerminal() {
+		if r.Task == nil || !sameLease(r.Lease, boot) || r.State().IsTerminal() || r.State().IsInterrupted() {
 			return errMoved
 		}
 		r.Lease = lease
@@ -370,7 +363,7 @@ func (s *Service) endLost(ctx context.Context, rec *Record, live bool, boot stri
 		return err
 	}
 	got, err := s.cfg.Tasks.Update(ctx, id, StateFailed, func(r *Record) error {
-		if !sameLease(r.Lease, boot) {
+		if !sameLease(r.Lease, boot) || r.State().IsInterrupted() {
 			return errMoved
 		}
 		r.Task.Status.Message = errorMessage(r.Task, cause)
@@ -385,10 +378,7 @@ func (s *Service) endLost(ctx context.Context, rec *Record, live bool, boot stri
 		return err
 	}
 	s.log.Info("a2a: task of a lost host ended", "task_id", id, "lost_boot", boot, "reason", fault.ReasonHostLost)
-	status := &a2av1.TaskStatusUpdateEvent{TaskID: id, ContextID: got.Task.ContextID, Status: got.Task.Status}
-	withLinks(got, status)
-	s.publish(ctx, id, event{ev: status, final: true})
-	s.notifyPush(ctx, got.Owner, id, status)
+	s.announce(ctx, got, nil)
 	return nil
 }
 

@@ -138,6 +138,7 @@ func New(ctx context.Context, spec Spec) (_ *Parts, err error) {
 	}
 	if p.Runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{
 		CacheDir: spec.CacheDir, Logger: log, MaxLiveBytes: uint64(cfg.Sandbox.MaxLiveBytes),
+		MaxCodeBytes: uint64(cfg.Sandbox.MaxCodeBytes), CompileWorkers: cfg.Sandbox.CompileWorkers,
 	}); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}

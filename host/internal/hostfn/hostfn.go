@@ -11,6 +11,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"golang.org/x/time/rate"
 
+	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
 
@@ -97,8 +98,9 @@ type funcs struct {
 }
 
 // New returns the host functions for one plugin: log, progress, context_get,
-// context_set, http_fetch and agent_call, all in the "extism:host/user"
-// namespace. Every Go plugin built with the SDK imports all six, so give it
+// context_set, http_fetch, agent_call, task_history and task_interrupt, all
+// in the "extism:host/user" namespace. Every Go plugin built with the SDK
+// imports all eight, so give it
 // all of them; a grant with no allowed hosts simply refuses every fetch, one
 // with no agents every agent call. Invalid host
 // patterns in the grant are logged and ignored (manifests are validated with
@@ -112,6 +114,8 @@ func New(deps Deps, grant Grant) []extism.HostFunction {
 		f.define("context_set", MaxContextRequest, f.contextSet),
 		f.define("http_fetch", MaxFetchRequest, f.fetch),
 		f.define("agent_call", MaxAgentCallRequest, f.agentCall),
+		f.define("task_history", MaxHistoryRequest, f.taskHistory),
+		f.define("task_interrupt", MaxInterruptRequest, f.taskInterrupt),
 	}
 }
 
@@ -169,7 +173,7 @@ func (f *funcs) serve(ctx context.Context, m memory, name string, limit int, off
 	}
 	off, err := writeReply(ctx, m, r)
 	if err != nil {
-		f.diagnose(ctx, call, name, errorf(CodeInternal, "reply: %v", err))
+		f.diagnose(ctx, call, name, errorf(fault.GuestInternal, "reply: %v", err))
 		return 0
 	}
 	return off
@@ -180,8 +184,8 @@ func (f *funcs) serve(ctx context.Context, m memory, name string, limit int, off
 func (f *funcs) diagnose(ctx context.Context, call *Call, name string, gerr *guestError) {
 	level := slog.LevelDebug
 	switch gerr.Code {
-	case CodeBadPointer, CodeRequestTooLarge, CodeBadRequest, CodeInternal,
-		CodeHostNotAllowed, CodeAddressRefused, CodeAgentNotAllowed:
+	case fault.GuestBadPointer, fault.GuestRequestTooLarge, fault.GuestBadRequest, fault.GuestInternal,
+		fault.GuestHostNotAllowed, fault.GuestAddressRefused, fault.GuestAgentNotAllowed:
 		level = slog.LevelWarn
 	}
 	if level == slog.LevelWarn && !f.diag.Allow() {

@@ -103,9 +103,9 @@ func (m *Manager) runStep(ctx context.Context, msg *store.Job, j job, seq uint64
 			m.retry(msg, log, err)
 			return
 		}
-		m.emit(ctx, rec, events.PlanStepRetrying, step.ID, attempt, map[string]any{
-			"code": fe.Kind.Code(), "reason": fe.WireReason(), "message": fe.Message(), "backoff_ms": wait.Milliseconds(),
-		})
+		data := fe.Summary().Map()
+		data["backoff_ms"] = wait.Milliseconds()
+		m.emit(ctx, rec, events.PlanStepRetrying, step.ID, attempt, data)
 		log.Info("plan: step failed; retrying", "step_id", step.ID, "attempt", attempt, "reason", fe.WireReason(), "backoff", wait)
 		select {
 		case <-sctx.Done():
@@ -294,9 +294,7 @@ func (m *Manager) fail(ctx context.Context, msg *store.Job, j job, fe *fault.Err
 	log.Info("plan: failed", "reason", fe.WireReason(), "err", fe.Message())
 	if rec.consistent() && j.Step >= 0 && j.Step < len(rec.Definition.Steps) {
 		st := rec.Checkpoint.Steps[j.Step]
-		m.emit(ctx, rec, events.PlanStepFailed, rec.Definition.Steps[j.Step].ID, st.Attempts, map[string]any{
-			"code": fe.Kind.Code(), "reason": fe.WireReason(), "message": fe.Message(),
-		})
+		m.emit(ctx, rec, events.PlanStepFailed, rec.Definition.Steps[j.Step].ID, st.Attempts, fe.Summary().Map())
 	}
 	m.interrupt(j.ExecutionID)
 	m.finished(ctx, rec)
