@@ -104,7 +104,7 @@ func startLeaseHost(t *testing.T, plugins, cache string, o leaseOpts) *testHost 
 // (the faulty host's way to NATS).
 func leaseCluster(t *testing.T) (*natstest.Cluster, *faultnet.Group) {
 	t.Helper()
-	c := natstest.Start(t, 3)
+	c := natstest.StartWith(t, 3, natstest.Options{NoAdvertise: true})
 	g, err := faultnet.ListenAll(c.URLs())
 	if err != nil {
 		t.Fatal(err)
