@@ -216,21 +216,41 @@ type usageGroup struct {
 }
 
 // add adds (sign 1) or removes (-1) a charge; a group never goes negative.
-func (l *usageLedger) add(c Charge, sign int64) {
+func (l *usageLedger) add(c Charge, sign int64) { l.change(c, sign, sign*c.Bytes) }
+
+// change adds records and bytes (either may be negative) to c's group.
+func (l *usageLedger) change(c Charge, records, bytes int64) {
 	if c.IsZero() {
 		return
 	}
 	g, ok := l.Groups[c.Until]
-	if !ok && sign < 0 {
+	if !ok && records <= 0 && bytes <= 0 {
 		return
 	}
-	g.Records = max(0, g.Records+sign)
-	g.Bytes = max(0, g.Bytes+sign*c.Bytes)
+	g.Records = max(0, g.Records+records)
+	g.Bytes = max(0, g.Bytes+bytes)
 	if g.Records == 0 && g.Bytes == 0 {
 		delete(l.Groups, c.Until)
 		return
 	}
 	l.Groups[c.Until] = g
+}
+
+// move charges next to a record charged prev until now: the record moves
+// to next's group at once (it is one record whichever version the store
+// holds), while prev's bytes stay until the write is known (settle).
+func (l *usageLedger) move(prev, next Charge) {
+	l.add(next, 1)
+	l.change(prev, -1, 0)
+}
+
+// settle ends a move after the write landed: prev's bytes are gone.
+func (l *usageLedger) settle(prev Charge) { l.change(prev, 0, -prev.Bytes) }
+
+// unmove undoes a move whose write certainly did not land.
+func (l *usageLedger) unmove(prev, next Charge) {
+	l.add(next, -1)
+	l.change(prev, 1, 0)
 }
 
 // prune drops the groups whose records are gone by now.
