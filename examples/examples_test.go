@@ -81,7 +81,7 @@ func mustHost(t *testing.T, pluginDir string) string {
 	cfg.HotReload = false
 	ctx, cancel := context.WithCancel(context.Background())
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	h, err := host.New(ctx, cfg, host.Options{Version: "example-test", Logger: logger})
+	h, err := host.New(ctx, cfg, host.WithVersion("example-test"), host.WithLogger(logger))
 	if err != nil {
 		cancel()
 		t.Fatalf("host.New: %v", err)

@@ -3,7 +3,7 @@
 // method, the Agent Cards and the transports into one Host.
 //
 //	cfg, _ := config.Load(config.Sources{})
-//	h, err := host.New(ctx, cfg, host.Options{Version: "1.0.0"})
+//	h, err := host.New(ctx, cfg, host.WithVersion("1.0.0"))
 //	if err != nil { … }
 //	defer h.Close(ctx)
 //	err = h.Serve(ctx) // until ctx ends; then a graceful shutdown

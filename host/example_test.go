@@ -24,7 +24,7 @@ func Example() {
 	cfg.Data = filepath.Join(dir, "data")
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	h, err := host.New(ctx, cfg, host.Options{Version: "1.0.0", Logger: slog.New(slog.DiscardHandler)})
+	h, err := host.New(ctx, cfg, host.WithVersion("1.0.0"), host.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -3,71 +3,15 @@ package host
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/internal/assemble"
 	"github.com/skillhost/skillhost/host/internal/plugin"
-	"github.com/skillhost/skillhost/host/internal/store"
 )
-
-// publishedDir is where a host unpacks the cluster's published plugins,
-// under its data directory.
-const publishedDir = "plugins-published"
-
-// setupPublished serves the plugins published to the cluster
-// (`skillhost plugin publish`): in cluster mode, with published_plugins on,
-// they are unpacked under <data>/plugins-published and loaded after the local
-// folder, with the same validation and policy; with hot_reload on, later
-// publications and deletions apply live.
-func (h *Host) setupPublished(ctx context.Context) error {
-	if h.cfg.NATS == "" || !h.cfg.PublishedPlugins {
-		return nil
-	}
-	obj, err := publishedStore(ctx, h.store)
-	if err != nil {
-		return err
-	}
-	m := plugin.NewMirror(h.registry, obj, filepath.Join(h.cfg.Data, publishedDir))
-	if err := m.Sync(ctx); err != nil {
-		h.log.Error("some published plugins failed to load; the others are served", "err", err)
-	}
-	if !h.cfg.HotReload {
-		return nil
-	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		for {
-			err := m.Run(h.bg)
-			if h.bg.Err() != nil {
-				return
-			}
-			h.log.Warn("published plugins: watch interrupted; resuming", "err", err)
-			select {
-			case <-h.bg.Done():
-				return
-			case <-time.After(time.Second):
-			}
-		}
-	}()
-	return nil
-}
-
-func publishedStore(ctx context.Context, st *store.Store) (jetstream.ObjectStore, error) {
-	obj, err := st.ObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: plugin.PublishedBucket, Description: "skillhost plugins served by every host (skillhost plugin publish)",
-		Storage: jetstream.FileStorage,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("published plugins: %w", err)
-	}
-	return obj, nil
-}
 
 // PublishOptions configure PublishPlugin and UnpublishPlugin.
 type PublishOptions struct {
@@ -85,7 +29,7 @@ type PublishOptions struct {
 // every host of the cluster then loads it. It returns the plugin's name.
 func PublishPlugin(ctx context.Context, dir string, opts PublishOptions) (string, error) {
 	if opts.MaxModuleBytes <= 0 {
-		opts.MaxModuleBytes = int64(config.DefaultPolicy().MaxModuleBytes)
+		opts.MaxModuleBytes = int64(config.Defaults().Policy.MaxModuleBytes)
 	}
 	if _, _, err := plugin.Pack(dir, opts.MaxModuleBytes); err != nil { // before any connection
 		return "", err
@@ -110,16 +54,24 @@ func UnpublishPlugin(ctx context.Context, name string, opts PublishOptions) erro
 // ErrNotPublished is UnpublishPlugin's error for a plugin not published.
 var ErrNotPublished = plugin.ErrNotPublished
 
-func withPublished(ctx context.Context, opts PublishOptions, f func(jetstream.ObjectStore) error) error {
+// publishStartTimeout bounds the wait for the cluster's JetStream: a
+// command, not a host that may start before its cluster.
+const publishStartTimeout = 20 * time.Second
+
+// withPublished runs f on the cluster's published plugins, through the
+// root's store component (Publish).
+func withPublished(ctx context.Context, opts PublishOptions, f func(jetstream.ObjectStore) error) (err error) {
 	if opts.NATS == "" {
 		return errors.New("publishing needs the cluster's NATS URL (--nats)")
 	}
-	st, err := store.Open(ctx, store.Config{URL: opts.NATS, Logger: opts.Logger, StartTimeout: 20 * time.Second})
+	cfg := config.Defaults()
+	cfg.NATS, cfg.Store.StartTimeout = opts.NATS, publishStartTimeout
+	root, err := assemble.Build(ctx, assemble.Spec{Config: cfg, Purpose: assemble.Publish, Logger: opts.Logger})
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	obj, err := publishedStore(ctx, st)
+	defer func() { err = errors.Join(err, root.Close(ctx)) }()
+	obj, err := root.PublishedPlugins(ctx)
 	if err != nil {
 		return err
 	}

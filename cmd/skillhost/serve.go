@@ -62,7 +62,7 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	slog.SetDefault(logger)
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	h, err := host.New(ctx, cfg, host.Options{Version: version, Logger: logger})
+	h, err := host.New(ctx, cfg, host.WithVersion(version), host.WithLogger(logger))
 	if err != nil {
 		return err
 	}

@@ -211,7 +211,7 @@ func mustEnv(t *testing.T, data string, cfg Config, opts ...func(*Deps)) *env {
 		t.Fatal(err)
 	}
 	e.reg = plugin.NewRegistry(rt, plugin.RegistryOptions{Logger: quiet,
-		HostFunctions: func(m *plugin.Manifest) []extism.HostFunction {
+		HostFunctions: func(m *plugin.Manifest, _ *plugin.Registry) []extism.HostFunction {
 			return hostfn.New(hostfn.Deps{Context: e.st, Logger: quiet}, hostfn.Grant{Plugin: m.Name})
 		}})
 	if err := e.reg.LoadDir(ctx, e.plugins); err != nil {

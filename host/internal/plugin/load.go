@@ -78,7 +78,7 @@ func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*e
 		Mounts: mounts,
 	}
 	if r.opts.HostFunctions != nil {
-		spec.HostFunctions = r.opts.HostFunctions(m)
+		spec.HostFunctions = r.opts.HostFunctions(m, r)
 	}
 	mod, err := r.rt.Load(ctx, spec)
 	if err != nil {

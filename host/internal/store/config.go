@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // Defaults and hard limits of Config.
@@ -50,8 +52,13 @@ type Config struct {
 	// embedded server in this process.
 	URL string
 	// DataDir holds the embedded server's JetStream files under
-	// DataDir/nats. Required when URL is empty; unused otherwise.
+	// DataDir/nats. Required when URL is empty and Conn nil; unused
+	// otherwise.
 	DataDir string
+	// Conn is an existing connection to a NATS server with JetStream, used
+	// instead of URL or an embedded server (a program embedding the host
+	// shares its own). The caller owns it: Close leaves it open. Optional.
+	Conn *nats.Conn
 	// Replicas is the replication factor of the buckets Open creates and of
 	// buckets made through KeyValue with Replicas 0. Optional. Default: 0,
 	// which chooses at Open: 1 for the embedded server and for a single NATS
@@ -130,11 +137,11 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	switch {
-	case cfg.URL == "" && cfg.DataDir == "":
+	case cfg.URL == "" && cfg.Conn == nil && cfg.DataDir == "":
 		return cfg, fmt.Errorf("store: DataDir is required for the embedded server")
 	case cfg.Replicas < 0 || cfg.Replicas > 5:
 		return cfg, fmt.Errorf("store: Replicas %d: must be 0 (auto) or 1..5", cfg.Replicas)
-	case cfg.URL == "" && cfg.Replicas > 1:
+	case cfg.URL == "" && cfg.Conn == nil && cfg.Replicas > 1:
 		return cfg, fmt.Errorf("store: Replicas %d: the embedded server is a single node, use 1", cfg.Replicas)
 	case cfg.MaxValueBytes < 1 || cfg.MaxValueBytes > MaxValueBytesLimit:
 		return cfg, fmt.Errorf("store: MaxValueBytes %d: must be 1..%d", cfg.MaxValueBytes, MaxValueBytesLimit)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -47,6 +48,7 @@ type Server struct {
 	started time.Time
 	conns   *share.Counter // connections: http.max_conns, per address http.max_conns_per_addr
 	reserve *share.Counter // past conns: the public documents only (nil: no reserve)
+	serving atomic.Bool    // Serve runs the app on a listener of its own (else it is mounted)
 }
 
 // New builds the app. cards and metrics may be nil (routes then answer 404).
@@ -113,6 +115,7 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 // Serve accepts connections on ln until Shutdown, over TLS when
 // Config.TLS is set.
 func (s *Server) Serve(ln net.Listener) error {
+	s.serving.Store(true)
 	s.trust(ln.Addr())
 	ln = &countingListener{Listener: ln, conns: s.conns, reserve: s.reserve, plain: s.cfg.TLS == nil}
 	if s.cfg.TLS != nil {
@@ -131,13 +134,27 @@ func (s *Server) Serve(ln net.Listener) error {
 // whatever still runs.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.endSSE()
-	err := s.app.ShutdownWithContext(ctx)
+	var err error
+	if s.serving.Load() {
+		err = s.app.ShutdownWithContext(ctx)
+	}
 	s.cancel()
 	return err
 }
 
 // App exposes the Fiber app for tests (app.Test).
 func (s *Server) App() *fiber.App { return s.app }
+
+// Mountable is the app for another Fiber app to mount at its root
+// (app.Mount("/", s.Mountable(addr))) instead of Serve: addr is where that
+// app listens (the Host and Origin values accepted are its, as Serve's
+// listener's would be). The connection caps (MaxConns, MaxConnsPerAddr,
+// ReservedConns) count a listener's connections, so they apply only under
+// Serve. Shutdown then ends streams and requests, not the app.
+func (s *Server) Mountable(addr net.Addr) *fiber.App {
+	s.trust(addr)
+	return s.app
+}
 
 func (s *Server) health(c *fiber.Ctx) error {
 	if s.cfg.Ready != nil {

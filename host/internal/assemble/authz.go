@@ -1,4 +1,4 @@
-package host
+package assemble
 
 import (
 	"context"
@@ -87,7 +87,7 @@ func loadTLS(c config.HTTP) (*tls.Config, error) {
 }
 
 // accessMode describes, for the start-up log, who HTTP serves.
-func (h *Host) accessMode() string {
+func (h *Root) accessMode() string {
 	if h.authn.Enabled() {
 		return fmt.Sprintf("API keys required (%d configured); /health and the Agent Cards are public", h.authn.Keys().Len())
 	}

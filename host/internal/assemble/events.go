@@ -1,4 +1,4 @@
-package host
+package assemble
 
 import (
 	"context"
@@ -8,14 +8,14 @@ import (
 	"github.com/skillhost/skillhost/host/internal/transport/httpx"
 )
 
-// setupEvents opens the event stream that plan progress and agent
+// provisionEvents opens the event stream that plan progress and agent
 // notifications go to (and GET /events reads).
-func (h *Host) setupEvents(ctx context.Context) error {
-	bus, err := events.Open(ctx, h.store.JetStream(), events.Config{
+func (h *Root) provisionEvents(ctx context.Context) error {
+	bus, err := events.Open(ctx, h.Store.JetStream(), events.Config{
 		Retention: h.cfg.Events.Retention, MaxBytes: int64(h.cfg.Events.MaxBytes),
 		DedupeWindow: h.cfg.Events.DedupeWindow, MaxSubscribers: h.cfg.Events.MaxSubscribers,
 		MaxSubscribersPerKey: shareOrNone(h.cfg.Events.MaxSubscribersPerKey),
-		Replicas:             h.store.Replicas(),
+		Replicas:             h.Store.Replicas(),
 	})
 	if err != nil {
 		return fmt.Errorf("events: %w", err)
@@ -25,8 +25,8 @@ func (h *Host) setupEvents(ctx context.Context) error {
 }
 
 // eventSource serves GET /events from the bus; the session must be active.
-func (h *Host) eventSource() httpx.EventSource {
-	src := events.Source{Bus: h.events, Sessions: h.store}
+func (h *Root) eventSource() httpx.EventSource {
+	src := events.Source{Bus: h.events, Sessions: h.Store}
 	return func(ctx context.Context, q httpx.EventQuery) (httpx.EventStream, error) {
 		st, err := src.Open(ctx, events.Query(q))
 		if err != nil {

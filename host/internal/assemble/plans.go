@@ -1,4 +1,4 @@
-package host
+package assemble
 
 import (
 	"context"
@@ -10,19 +10,19 @@ import (
 	"github.com/skillhost/skillhost/host/internal/provenance"
 )
 
-// setupPlans opens the plan store and work queue, registers the plan
-// methods and runs the step workers as background work: Close ends h.bg and
-// waits for h.wg, so running steps are interrupted and their jobs handed back
-// (to another host, or to the next start) before the registry and the store
+// provisionPlans opens the plan store and work queue, registers the plan
+// methods and runs the step workers as background work: Close stops them
+// first, so running steps are interrupted and their jobs handed back (to
+// another host, or to the next start) before the registry and the store
 // close.
-func (h *Host) setupPlans(ctx context.Context) error {
+func (h *Root) provisionPlans(ctx context.Context) error {
 	hooks := plan.NewWebhooks(plan.WebhookConfig{
-		Delivery: h.delivery, Secret: h.cfg.Plans.WebhookSecret, Net: h.parts.Net, Attempts: h.cfg.Plans.WebhookAttempts,
+		Delivery: h.delivery, Secret: h.cfg.Plans.WebhookSecret, Net: h.Net, Attempts: h.cfg.Plans.WebhookAttempts,
 	})
-	steps := agents.StepExecutor{Local: plan.NewLocalExecutor(h.registry), Router: h.parts.Router, Provenance: h.signer != nil}
-	m, err := plan.Open(ctx, plan.Deps{Store: h.store, Skills: h.registry, Executor: steps, Sessions: h.store, Events: h.events, Webhooks: hooks, Logger: h.log,
+	steps := agents.StepExecutor{Local: plan.NewLocalExecutor(h.Registry), Router: h.Router, Provenance: h.signer != nil}
+	m, err := plan.Open(ctx, plan.Deps{Store: h.Store, Skills: h.Registry, Executor: steps, Sessions: h.Store, Events: h.events, Webhooks: hooks, Logger: h.log,
 		Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName),
-		Snapshot:   h.registry.Snapshot, Principals: h.authn.Keys().PrincipalOf},
+		Snapshot:   h.Registry.Snapshot, Principals: h.keys.PrincipalOf},
 		plan.Config{
 			Replicas:           h.cfg.Store.Replicas,
 			MaxSteps:           h.cfg.Plans.MaxSteps,
@@ -43,12 +43,10 @@ func (h *Host) setupPlans(ctx context.Context) error {
 		return fmt.Errorf("plans: %w", err)
 	}
 	m.Register(h.engine, nil)
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		if err := m.Run(h.bg); err != nil {
+	h.background("plan runner", func(ctx context.Context) {
+		if err := m.Run(ctx); err != nil {
 			h.log.Error("plan runner stopped", "err", err)
 		}
-	}()
+	})
 	return nil
 }

@@ -1,19 +1,21 @@
-package host
+package assemble
 
 import (
+	"context"
+
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/delivery"
 	"github.com/skillhost/skillhost/host/internal/metrics"
 	"github.com/skillhost/skillhost/host/internal/plan"
 )
 
-// setupDelivery starts the outbound delivery service that push
+// provisionDelivery starts the outbound delivery service that push
 // notifications and plan webhooks share (delivery.*): http_fetch's dial
 // guard, shares per key and per destination, retries on a timer. Close
-// ends it with h.bg: running attempts are interrupted, webhooks go back to
-// their stream.
-func (h *Host) setupDelivery() {
-	guard := h.parts.Net // net.allow_private; each request bounds its own attempt
+// stops it after push and plans: running attempts are interrupted,
+// webhooks go back to their stream.
+func (h *Root) provisionDelivery(context.Context) error {
+	guard := h.Net // net.allow_private; each request bounds its own attempt
 	guard.Timeout = max(guard.Timeout, h.cfg.A2A.Push.Timeout)
 	observer := metrics.NewDeliveries(h.metrics.Registry(), a2a.DeliveryKind, plan.DeliveryKind)
 	d := h.cfg.Delivery
@@ -29,9 +31,6 @@ func (h *Host) setupDelivery() {
 		Logger:           h.log,
 	})
 	observer.WatchPending(h.delivery.Pending)
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		h.delivery.Run(h.bg)
-	}()
+	h.background("delivery", h.delivery.Run)
+	return nil
 }

@@ -1,4 +1,4 @@
-package host
+package assemble
 
 import (
 	"context"
@@ -13,45 +13,35 @@ import (
 )
 
 // publicURL is the base URL published in Agent Cards.
-func (h *Host) publicURL() string { return publicBase(h.cfg, h.Addr()) }
+func (h *Root) publicURL() string { return publicBase(h.cfg, h.Addr()) }
 
-// setupA2A builds the Agent Cards and registers the A2A methods. Cards are
-// regenerated whenever the plugin set changes (hot reload).
-func (h *Host) setupA2A(ctx context.Context) error {
-	h.cards = newCardService(h.cfg, h.opts.Version, h.publicURL(), h.authn.Enabled(), h.registry.Snapshot, h.signer, h.log)
-	h.registry.OnChange(h.cards.Update)
+// provisionA2A opens the task store, the contexts and the push configs and
+// registers the A2A methods, their HTTP+JSON binding (REST) included.
+func (h *Root) provisionA2A(ctx context.Context) error {
 	ac := h.cfg.A2A
-	tasks, err := a2a.OpenTaskStore(ctx, h.store, a2a.TaskStoreConfig{MaxListBytes: int64(ac.MaxListBytes), Logger: h.log,
+	tasks, err := a2a.OpenTaskStore(ctx, h.Store, a2a.TaskStoreConfig{MaxListBytes: int64(ac.MaxListBytes), Logger: h.log,
 		Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName), MaxBytes: int64(ac.MaxBucket),
 		MaxPerKey: ac.MaxTasksPerKey, MaxBytesPerKey: int64(ac.MaxTaskBytesPerKey), Reserve: int64(ac.Reserve)})
 	if err != nil {
 		return fmt.Errorf("a2a task store: %w", err)
 	}
-	contexts, err := a2a.OpenContexts(ctx, h.store, h.cfg.A2A.ContextIdle, h.log)
+	contexts, err := a2a.OpenContexts(ctx, h.Store, h.cfg.A2A.ContextIdle, h.log)
 	if err != nil {
 		return fmt.Errorf("a2a contexts: %w", err)
 	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		contexts.Run(h.bg)
-	}()
+	h.background("a2a contexts", contexts.Run)
 	pc := h.cfg.A2A.Push
-	pushNet := h.parts.Net // http_fetch's dial guard (net.allow_private), with the push timeout
+	pushNet := h.Net // http_fetch's dial guard (net.allow_private), with the push timeout
 	pushNet.Timeout = pc.Timeout
-	push, err := a2a.OpenPush(ctx, h.store, a2a.PushOptions{Delivery: h.delivery, Net: pushNet, MaxPerTask: pc.MaxPerTask, MaxPerKey: pc.MaxPerKey,
+	push, err := a2a.OpenPush(ctx, h.Store, a2a.PushOptions{Delivery: h.delivery, Net: pushNet, MaxPerTask: pc.MaxPerTask, MaxPerKey: pc.MaxPerKey,
 		MaxAttempts: pc.MaxAttempts, Logger: h.log})
 	if err != nil {
 		return fmt.Errorf("a2a push: %w", err)
 	}
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		push.Run(h.bg)
-	}()
+	h.background("a2a push", push.Run)
 	h.tasks, err = a2a.NewService(a2a.ServiceConfig{
-		Executor:         h.registry,
-		Snapshot:         h.registry.Snapshot,
+		Executor:         h.Registry,
+		Snapshot:         h.Registry.Snapshot,
 		Tasks:            tasks,
 		Cards:            h.cards,
 		Logger:           h.log,
@@ -66,17 +56,23 @@ func (h *Host) setupA2A(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("a2a service: %w", err)
 	}
+	h.onClose("a2a", h.tasks.Close) // running tasks end (canceled) and are stored
 	a2a.Register(h.engine, h.tasks)
 	h.rest = a2a.NewREST(h.engine, h.log)
-	// MCP tools: the same skills, from the same manifests, through the same engine.
-	h.mcp = mcp.New(mcp.Config{Invoker: h.engine, Snapshot: h.registry.Snapshot, Version: h.opts.Version, Logger: h.log,
+	return nil
+}
+
+// provisionMCP builds the MCP tools: the same skills, from the same
+// manifests, through the same engine.
+func (h *Root) provisionMCP(context.Context) error {
+	h.mcp = mcp.New(mcp.Config{Invoker: h.engine, Snapshot: h.Registry.Snapshot, Version: h.version, Logger: h.log,
 		MaxSessions: h.cfg.MCP.MaxSessions, MaxSessionsPerKey: shareOrNone(h.cfg.MCP.MaxSessionsPerKey)})
-	h.registry.OnChange(h.mcp.Update)
+	h.Registry.OnChange(h.mcp.Update)
 	return nil
 }
 
 // serveREST adapts the A2A HTTP+JSON binding to the HTTP transport.
-func (h *Host) serveREST(ctx context.Context, method, path string, query url.Values, body []byte) (int, []byte, jsonrpc.Stream, *fault.Error) {
+func (h *Root) serveREST(ctx context.Context, method, path string, query url.Values, body []byte) (int, []byte, jsonrpc.Stream, *fault.Error) {
 	r := h.rest.Serve(ctx, a2a.RESTRequest{Method: method, Path: path, Query: query, Body: body})
 	return r.Status, r.Body, r.Stream, r.Err
 }
