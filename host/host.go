@@ -46,20 +46,23 @@ func (h *Host) Serve(ctx context.Context) error { return h.root.Serve(ctx) }
 // only through Handler).
 func (h *Host) Addr() net.Addr { return h.root.Addr() }
 
-// Handler is the host's HTTP transport as a Fiber app, for a host built
-// WithoutListener: mount it at the root of your own app with
-// app.Mount("/", h.Handler()) and serve that app on cfg.Listen (the address
-// the cards publish and the Host check accepts). Every route of the host
-// (/rpc, /a2a/…, /mcp, /events, the cards, /health, /metrics, /admin/…) is
-// then served with its own credentials, limits and error bodies; the
-// listener's connection caps (http.max_conns, http.max_conns_per_addr,
-// http.reserved_conns) are the app's to enforce. Nil when cfg.Listen is
+// Handler serves the host's HTTP routes inside your own Fiber app, for a
+// host built WithoutListener: register it after the app's own routes with
+// app.Use(h.Handler()), and serve the app on cfg.Listen (the address the
+// cards publish and the Host check accepts). Every request the app's routes
+// do not answer goes to the host — /rpc, /a2a/…, /mcp, /events, the Agent
+// Cards, /health, /metrics, /admin/…, 404 for the rest — with the host's own
+// credentials, limits, middleware and error bodies; the app's routes and
+// error handler are left alone. The app's server reads the requests, so its
+// timeouts and connection limits are the ones that apply (http.max_conns,
+// http.max_conns_per_addr, http.reserved_conns and the http timeouts are a
+// listener's); http.body_limit is checked again. Nil when cfg.Listen is
 // empty.
-func (h *Host) Handler() *fiber.App {
+func (h *Host) Handler() fiber.Handler {
 	if h.root.HTTP() == nil {
 		return nil
 	}
-	return h.root.HTTP().Mountable(h.root.ListenAddr())
+	return h.root.HTTP().Handler(h.root.ListenAddr())
 }
 
 // Close stops background work and closes every component in the reverse

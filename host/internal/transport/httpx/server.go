@@ -77,6 +77,7 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 	}}))
 	s.app.Use(requestID)
 	s.app.Use(s.reserved)
+	s.app.Use(s.bodyLimit)
 	s.app.Get("/health", s.health)
 	s.app.Get("/.well-known/agent-card.json", s.card)
 	s.app.Get("/agents/:name/.well-known/agent-card.json", s.agentCard)
@@ -145,15 +146,33 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // App exposes the Fiber app for tests (app.Test).
 func (s *Server) App() *fiber.App { return s.app }
 
-// Mountable is the app for another Fiber app to mount at its root
-// (app.Mount("/", s.Mountable(addr))) instead of Serve: addr is where that
-// app listens (the Host and Origin values accepted are its, as Serve's
-// listener's would be). The connection caps (MaxConns, MaxConnsPerAddr,
-// ReservedConns) count a listener's connections, so they apply only under
-// Serve. Shutdown then ends streams and requests, not the app.
-func (s *Server) Mountable(addr net.Addr) *fiber.App {
+// Handler runs the app on a request of another Fiber app (app.Use, after
+// that app's own routes), instead of Serve: addr is where that app listens
+// (the Host and Origin values accepted are its, as Serve's listener's would
+// be). The app answers every request it is given, with its own
+// middleware, credentials and error bodies (404 for a path it does not
+// serve). The other app's server reads the request, so its timeouts and
+// connection limits apply (MaxConns, MaxConnsPerAddr and ReservedConns
+// count a listener's connections: they apply only under Serve); BodyLimit
+// is checked again here. Shutdown then ends streams and requests, not the
+// app.
+func (s *Server) Handler(addr net.Addr) func(*fiber.Ctx) error {
 	s.trust(addr)
-	return s.app
+	serve := s.app.Handler()
+	return func(c *fiber.Ctx) error {
+		serve(c.Context())
+		return nil
+	}
+}
+
+// bodyLimit refuses a body over BodyLimit: the HTTP server has already
+// done so when it is this app's own (Serve), not when another app's server
+// read the request (Handler).
+func (s *Server) bodyLimit(c *fiber.Ctx) error {
+	if len(c.Request().Body()) > s.cfg.BodyLimit {
+		return fiber.ErrRequestEntityTooLarge
+	}
+	return c.Next()
 }
 
 func (s *Server) health(c *fiber.Ctx) error {
