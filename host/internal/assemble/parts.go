@@ -100,13 +100,7 @@ const tempBucketBytes = 64 << 20
 // server embedded under cfg.Data (Serve); a throwaway one in a temporary
 // folder (Test).
 func (h *Root) provisionStore(ctx context.Context) (err error) {
-	c := h.cfg.Store
-	sc := store.Config{
-		Replicas: c.Replicas, StartTimeout: c.StartTimeout, Logger: h.log,
-		MaxValueBytes: int(c.MaxValue), MaxContextTTL: c.MaxContextTTL,
-		MaxKeysPerSession: c.MaxKeysPerSession, MaxSessionBytes: int64(c.MaxSessionBytes),
-		ClosedSessionRetention: c.ClosedSessionRetention, Conn: h.spec.NATS,
-	}
+	sc := store.Config{Store: h.cfg.Store, Logger: h.log, Conn: h.spec.NATS}
 	switch {
 	case h.purpose&Test != 0:
 		if h.tmp, err = os.MkdirTemp("", "skillhost-state-"); err != nil {

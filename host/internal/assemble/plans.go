@@ -16,29 +16,12 @@ import (
 // another host, or to the next start) before the registry and the store
 // close.
 func (h *Root) provisionPlans(ctx context.Context) error {
-	hooks := plan.NewWebhooks(plan.WebhookConfig{
-		Delivery: h.delivery, Secret: h.cfg.Plans.WebhookSecret, Net: h.Net, Attempts: h.cfg.Plans.WebhookAttempts,
-	})
+	hooks := plan.NewWebhooks(plan.WebhookConfig{Delivery: h.delivery, Plans: h.cfg.Plans, Net: h.Net})
 	steps := agents.StepExecutor{Local: plan.NewLocalExecutor(h.Registry), Router: h.Router, Provenance: h.signer != nil}
 	m, err := plan.Open(ctx, plan.Deps{Store: h.Store, Skills: h.Registry, Executor: steps, Sessions: h.Store, Events: h.events, Webhooks: hooks, Logger: h.log,
 		Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName),
 		Snapshot:   h.Registry.Snapshot, Principals: h.keys.PrincipalOf},
-		plan.Config{
-			Replicas:           h.cfg.Store.Replicas,
-			MaxSteps:           h.cfg.Plans.MaxSteps,
-			MaxDefinitionBytes: int(h.cfg.Plans.MaxDefinition),
-			MaxRecordBytes:     int(h.cfg.Plans.MaxRecord),
-			Workers:            h.cfg.Plans.Workers,
-			MaxDeliver:         h.cfg.Plans.MaxDeliver,
-			MaxCrashes:         h.cfg.Plans.MaxCrashes,
-			AckWait:            h.cfg.Plans.AckWait,
-			Retention:          h.cfg.Plans.Retention,
-			MaxBucketBytes:     int64(h.cfg.Plans.MaxBucket),
-			MaxPlanTimeout:     h.cfg.Plans.MaxTimeout,
-			MaxPerKey:          h.cfg.Plans.MaxPerKey,
-			MaxBytesPerKey:     int64(h.cfg.Plans.MaxBytesPerKey),
-			Reserve:            int64(h.cfg.Plans.Reserve),
-		})
+		h.cfg.Plans)
 	if err != nil {
 		return fmt.Errorf("plans: %w", err)
 	}

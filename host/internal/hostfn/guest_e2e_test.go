@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/store"
 	"github.com/skillhost/skillhost/host/internal/testutil"
@@ -26,7 +27,7 @@ const storeValueCap = 4 << 10
 
 func mustStore(t *testing.T, sessions ...string) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), store.Config{DataDir: t.TempDir(), MaxValueBytes: storeValueCap})
+	st, err := store.Open(t.Context(), store.Config{DataDir: t.TempDir(), Store: valueCap(storeValueCap)})
 	if err != nil {
 		t.Fatalf("store.Open: %v", err)
 	}
@@ -269,4 +270,11 @@ func TestGuestLog(t *testing.T) {
 			t.Errorf("%d of 300 lines logged, want about the burst of %d", n, hostfn.LogBurst)
 		}
 	})
+}
+
+// valueCap is the default store.* section with store.max_value set to n.
+func valueCap(n config.ByteSize) config.Store {
+	c := config.Defaults().Store
+	c.MaxValue = n
+	return c
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/events"
@@ -69,7 +70,7 @@ type Deps struct {
 // concurrent use; Run executes the steps. Every host of a cluster runs one
 // Manager on the same bucket and stream: any of them may run any step.
 type Manager struct {
-	cfg        Config
+	cfg        settings
 	log        *slog.Logger
 	st         *store.Store // this host's boot (Boot) and the others' liveness (Dead)
 	recs       *records
@@ -93,8 +94,8 @@ type Manager struct {
 
 // Open binds (creating when missing) the plans bucket, the step work-queue
 // stream and its durable consumer. Call Run to execute steps.
-func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
-	cfg, err := cfg.withDefaults()
+func Open(ctx context.Context, d Deps, section Config) (*Manager, error) {
+	cfg, err := resolve(section)
 	if err != nil {
 		return nil, err
 	}
@@ -104,17 +105,15 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	if cfg.Replicas == 0 {
-		cfg.Replicas = d.Store.Replicas()
-	}
-	cfg.MaxRecordBytes = int(min(int64(cfg.MaxRecordBytes), d.Store.MaxRecordBytes()))
+	cfg.replicas = d.Store.Replicas()
+	cfg.MaxRecord = min(cfg.MaxRecord, config.ByteSize(d.Store.MaxRecordBytes()))
 	if d.Executor == nil {
 		d.Executor = NewLocalExecutor(d.Skills)
 	}
 	kv, err := d.Store.KeyValue(ctx, jetstream.KeyValueConfig{
 		Bucket: Bucket, Description: "skillhost plans and their checkpoints", History: 1,
-		TTL: cfg.Retention, MaxValueSize: int32(cfg.MaxRecordBytes), MaxBytes: cfg.MaxBucketBytes,
-		Storage: jetstream.FileStorage, Replicas: cfg.Replicas,
+		TTL: cfg.Retention, MaxValueSize: int32(int(cfg.MaxRecord)), MaxBytes: int64(cfg.MaxBucket),
+		Storage: jetstream.FileStorage, Replicas: cfg.replicas,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("plan: open bucket: %w", err)
@@ -126,12 +125,12 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 		Subjects:    []string{subjectAll},
 		Retention:   jetstream.WorkQueuePolicy,
 		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
+		Replicas:    cfg.replicas,
 		Duplicates:  DefaultDuplicates,
 		MaxMsgSize:  4 << 10,
 		MaxBytes:    64 << 20,
 		Discard:     jetstream.DiscardNew,
-		AllowDirect: cfg.Replicas == 1,
+		AllowDirect: cfg.replicas == 1,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("plan: open stream %s: %w", Stream, err)
@@ -150,7 +149,7 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 			MaxDeliver:    cfg.MaxDeliver,
 			FilterSubject: subjectAll,
 			MaxAckPending: 10_000,
-			Replicas:      cfg.Replicas,
+			Replicas:      cfg.replicas,
 		})
 		return err
 	})
@@ -164,7 +163,7 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 		}
 	}
 	return &Manager{
-		cfg: cfg, log: d.Logger, st: d.Store, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance, usage: usage}, js: js, cons: cons, hookCons: hookCons,
+		cfg: cfg, log: d.Logger, st: d.Store, recs: &records{kv: kv, max: int(cfg.MaxRecord), prov: d.Provenance, usage: usage}, js: js, cons: cons, hookCons: hookCons,
 		exec: d.Executor, sessions: d.Sessions, events: d.Events, webhooks: d.Webhooks, snapshot: d.Snapshot, principals: d.Principals,
 		workers: make(chan struct{}, cfg.Workers), listBytes: maxListBytes, steps: map[string]map[int]context.CancelFunc{},
 	}, nil
@@ -243,15 +242,15 @@ func (m *Manager) Execute(ctx context.Context, sessionID, planID string, opts Ex
 	if _, err := m.requireSession(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	if opts.Timeout < 0 || opts.Timeout > m.cfg.MaxPlanTimeout {
-		return nil, badField("execution_options.timeout", fmt.Sprintf("must be a positive number of milliseconds, at most %d", m.cfg.MaxPlanTimeout.Milliseconds()))
+	if opts.Timeout < 0 || opts.Timeout > m.cfg.MaxTimeout {
+		return nil, badField("execution_options.timeout", fmt.Sprintf("must be a positive number of milliseconds, at most %d", m.cfg.MaxTimeout.Milliseconds()))
 	}
 	input := bytes.TrimSpace(opts.Input)
 	if string(input) == "null" {
 		input = nil
 	}
-	if len(input) > m.cfg.MaxDefinitionBytes {
-		return nil, badField("input", fmt.Sprintf("is %d bytes, over the %d-byte limit", len(input), m.cfg.MaxDefinitionBytes))
+	if len(input) > int(m.cfg.MaxDefinition) {
+		return nil, badField("input", fmt.Sprintf("is %d bytes, over the %d-byte limit", len(input), int(m.cfg.MaxDefinition)))
 	}
 	var hook *Webhook
 	if opts.Webhook != "" || opts.WebhookSecret != "" {
@@ -270,7 +269,7 @@ func (m *Manager) Execute(ctx context.Context, sessionID, planID string, opts Ex
 	if err := m.authorize(ctx, &rec.Definition); err != nil {
 		return nil, err
 	}
-	if err := rec.Definition.checkInput(input, m.cfg.MaxRecordBytes); err != nil {
+	if err := rec.Definition.checkInput(input, int(m.cfg.MaxRecord)); err != nil {
 		return nil, err
 	}
 	g := rec.Definition.graph()

@@ -128,7 +128,7 @@ func TestWireErrors(t *testing.T) {
 // MaxRecordBytes fails the plan with Resource exhausted, not the host.
 func TestCheckpointCap(t *testing.T) {
 	t.Parallel()
-	e := mustEnv(t, "", Config{MaxDefinitionBytes: 8 << 10, MaxRecordBytes: 64 << 10})
+	e := mustEnv(t, "", plans(func(c *Config) { c.MaxDefinition = 8 << 10; c.MaxRecord = 64 << 10 }))
 	sess := mustSession(t, e)
 	mustCreate(t, e, sess, "big", definition(step("one", "echo", `{"a":1}`), step("huge", "huge_output", "")))
 	mustExecute(t, e, sess, "big", ExecuteOptions{})

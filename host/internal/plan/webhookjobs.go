@@ -36,19 +36,19 @@ const (
 
 // openWebhookQueue binds (creating when missing) the webhook stream and its
 // consumer.
-func openWebhookQueue(ctx context.Context, st *store.Store, cfg Config) (jetstream.Consumer, error) {
+func openWebhookQueue(ctx context.Context, st *store.Store, cfg settings) (jetstream.Consumer, error) {
 	stream, err := st.Stream(ctx, jetstream.StreamConfig{
 		Name:        WebhookStream,
 		Description: "skillhost plan webhooks waiting to be delivered (work queue)",
 		Subjects:    []string{webhookSubjectAll},
 		Retention:   jetstream.WorkQueuePolicy,
 		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
+		Replicas:    cfg.replicas,
 		Duplicates:  DefaultDuplicates,
 		MaxMsgSize:  4 << 10,
 		MaxBytes:    64 << 20,
 		Discard:     jetstream.DiscardNew,
-		AllowDirect: cfg.Replicas == 1,
+		AllowDirect: cfg.replicas == 1,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("plan: open stream %s: %w", WebhookStream, err)
@@ -63,7 +63,7 @@ func openWebhookQueue(ctx context.Context, st *store.Store, cfg Config) (jetstre
 			MaxDeliver:    -1, // attempts are counted in the plan record, not in deliveries of the job
 			FilterSubject: webhookSubjectAll,
 			MaxAckPending: 10_000,
-			Replicas:      cfg.Replicas,
+			Replicas:      cfg.replicas,
 		})
 		return err
 	})
@@ -147,7 +147,7 @@ func (m *Manager) webhookJob(ctx context.Context, msg jetstream.Msg, held *heldJ
 		m.ack(ctx, msg, log) // delivered, or an older execution's
 		return nil
 	}
-	if hook.Attempts >= m.webhooks.cfg.Attempts { // used up before a crash
+	if hook.Attempts >= m.webhooks.cfg.Plans.WebhookAttempts { // used up before a crash
 		m.recordWebhook(ctx, msg, rec, delivery.Result{Outcome: delivery.Failed, Attempts: 0, Text: hook.LastError}, log)
 		return nil
 	}
@@ -159,7 +159,7 @@ func (m *Manager) webhookJob(ctx context.Context, msg jetstream.Msg, held *heldJ
 		m.ack(ctx, msg, log)
 		return nil
 	}
-	req := m.webhooks.request(rec, body, m.webhooks.cfg.Attempts-hook.Attempts)
+	req := m.webhooks.request(rec, body, m.webhooks.cfg.Plans.WebhookAttempts-hook.Attempts)
 	req.Retrying = func(n int, text string) { m.noteWebhookAttempt(ctx, rec, hook.Attempts+n, text) }
 	req.Done = func(r delivery.Result) {
 		defer held.drop(msg)
