@@ -18,7 +18,6 @@ import (
 // executing plans are written into that room, never refused for a quota.
 // Local principals are not capped.
 
-
 // Configuration keys named in refusals.
 const (
 	limitPlansPerKey     = "plans.max_per_key"

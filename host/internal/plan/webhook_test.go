@@ -92,7 +92,9 @@ func TestWebhookGuards(t *testing.T) {
 	noPrivate := mustEnv(t, "", Config{}, func(d *Deps) {
 		d.Webhooks = NewWebhooks(WebhookConfig{Plans: withSecret(testSecret), Net: hostfn.NetPolicy{Timeout: 5 * time.Second}, Backoff: 10 * time.Millisecond})
 	})
-	noSecret := mustEnv(t, "", Config{}, func(d *Deps) { d.Webhooks = NewWebhooks(WebhookConfig{Net: hostfn.NetPolicy{AllowPrivate: loopback, Timeout: 5 * time.Second}}) })
+	noSecret := mustEnv(t, "", Config{}, func(d *Deps) {
+		d.Webhooks = NewWebhooks(WebhookConfig{Net: hostfn.NetPolicy{AllowPrivate: loopback, Timeout: 5 * time.Second}})
+	})
 	ctx := localCtx()
 	tests := []struct {
 		name   string
