@@ -63,7 +63,7 @@ func startHostWith(t *testing.T, pluginDir string, cfg store.Config, cacheDir st
 	ctx := context.Background()
 	hc := config.Defaults()
 	hc.NATS, hc.Data = cfg.URL, cmp.Or(cfg.DataDir, t.TempDir())
-	parts, err := assemble.New(ctx, assemble.Spec{Config: hc, Store: assemble.DataStore, CacheDir: cacheDir, Logger: quietLogger()})
+	parts, err := assemble.Build(ctx, assemble.Spec{Config: hc, Purpose: assemble.Test, CacheDir: cacheDir, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,4 +147,11 @@ func newTestMux(eng *jsonrpc.Engine, cards *a2a.CardService) http.Handler {
 		})
 	})
 	return mux
+}
+
+// a2aSection is the default a2a.* section with edit applied.
+func a2aSection(edit func(*config.A2A)) config.A2A {
+	c := config.Defaults().A2A
+	edit(&c)
+	return c
 }

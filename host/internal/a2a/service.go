@@ -13,6 +13,7 @@ import (
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/nats-io/nats.go"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/plugin"
@@ -24,27 +25,25 @@ type Executor interface {
 	Execute(ctx context.Context, call plugin.Call) (*plugin.Outcome, error)
 }
 
-// Defaults of ServiceConfig.
-const (
-	DefaultMaxRunning  = 256      // tasks executing at once on one host
-	DefaultMaxMetadata = 64 << 10 // metadata of a message and of its request
-	DefaultMaxHistory  = 1 << 20  // a task's stored message history
-)
+// DefaultMaxRunning is the default of ServiceConfig.MaxRunning (not a
+// configuration key).
+const DefaultMaxRunning = 256
 
 // ServiceConfig wires a Service.
 type ServiceConfig struct {
+	// A2A is the a2a.* section: max_metadata caps the JSON size of
+	// message.metadata and of the request's metadata, each (stored with the
+	// task); max_history that of the message stored as the task's history;
+	// max_streams and max_streams_per_key (0: no per-key share) the task
+	// streams open at once on this host (streams.go). Optional: the zero
+	// section is config.Defaults().A2A.
+	config.A2A
 	Executor   Executor
 	Snapshot   func() *plugin.Snapshot
 	Tasks      *TaskStore
 	Cards      *CardService
 	Logger     *slog.Logger
 	MaxRunning int // tasks executing at once; default DefaultMaxRunning
-	// MaxMetadataBytes caps the JSON size of message.metadata and of the
-	// request's metadata, each (stored with the task); default 64 KiB.
-	MaxMetadataBytes int
-	// MaxHistoryBytes caps the JSON size of the message stored as the
-	// task's history; default 1 MiB.
-	MaxHistoryBytes int
 	// Guard caps the tasks of one API key running at once. Optional.
 	// Default: an in-memory one.
 	Guard *auth.Guard
@@ -54,10 +53,6 @@ type ServiceConfig struct {
 	// Contexts maps each contextId to a session the skill runs in.
 	// Optional. Default: nil (skills called through A2A get no session).
 	Contexts *Contexts
-	// MaxStreams caps the task streams open at once on this host, and
-	// MaxStreamsPerKey those of one key (streams.go). Optional. Defaults:
-	// DefaultMaxStreams, DefaultMaxStreamsPerKey (-1: no per-key share).
-	MaxStreams, MaxStreamsPerKey int
 }
 
 // Service implements the A2A task methods over the plugin registry.
@@ -93,11 +88,8 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.MaxRunning <= 0 {
 		cfg.MaxRunning = DefaultMaxRunning
 	}
-	if cfg.MaxMetadataBytes <= 0 {
-		cfg.MaxMetadataBytes = DefaultMaxMetadata
-	}
-	if cfg.MaxHistoryBytes <= 0 {
-		cfg.MaxHistoryBytes = DefaultMaxHistory
+	if cfg.A2A == (config.A2A{}) {
+		cfg.A2A = config.Defaults().A2A
 	}
 	if cfg.Guard == nil {
 		cfg.Guard = auth.NewGuard(nil)
@@ -373,14 +365,14 @@ func (s *Service) checkSizes(req *a2av1.SendMessageRequest) error {
 		return nil
 	}
 	if len(req.Message.Metadata) > 0 {
-		if err := check("params.message.metadata", req.Message.Metadata, s.cfg.MaxMetadataBytes); err != nil {
+		if err := check("params.message.metadata", req.Message.Metadata, int(s.cfg.MaxMetadata)); err != nil {
 			return err
 		}
 	}
 	if len(req.Metadata) > 0 {
-		if err := check("params.metadata", req.Metadata, s.cfg.MaxMetadataBytes); err != nil {
+		if err := check("params.metadata", req.Metadata, int(s.cfg.MaxMetadata)); err != nil {
 			return err
 		}
 	}
-	return check("params.message", req.Message, s.cfg.MaxHistoryBytes)
+	return check("params.message", req.Message, int(s.cfg.MaxHistory))
 }

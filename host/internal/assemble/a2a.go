@@ -18,10 +18,8 @@ func (h *Root) publicURL() string { return publicBase(h.cfg, h.Addr()) }
 // provisionA2A opens the task store, the contexts and the push configs and
 // registers the A2A methods, their HTTP+JSON binding (REST) included.
 func (h *Root) provisionA2A(ctx context.Context) error {
-	ac := h.cfg.A2A
-	tasks, err := a2a.OpenTaskStore(ctx, h.Store, a2a.TaskStoreConfig{MaxListBytes: int64(ac.MaxListBytes), Logger: h.log,
-		Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName), MaxBytes: int64(ac.MaxBucket),
-		MaxPerKey: ac.MaxTasksPerKey, MaxBytesPerKey: int64(ac.MaxTaskBytesPerKey), Reserve: int64(ac.Reserve)})
+	tasks, err := a2a.OpenTaskStore(ctx, h.Store, a2a.TaskStoreConfig{A2A: h.cfg.A2A, Logger: h.log,
+		Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName)})
 	if err != nil {
 		return fmt.Errorf("a2a task store: %w", err)
 	}
@@ -30,28 +28,22 @@ func (h *Root) provisionA2A(ctx context.Context) error {
 		return fmt.Errorf("a2a contexts: %w", err)
 	}
 	h.background("a2a contexts", contexts.Run)
-	pc := h.cfg.A2A.Push
-	pushNet := h.Net // http_fetch's dial guard (net.allow_private), with the push timeout
-	pushNet.Timeout = pc.Timeout
-	push, err := a2a.OpenPush(ctx, h.Store, a2a.PushOptions{Delivery: h.delivery, Net: pushNet, MaxPerTask: pc.MaxPerTask, MaxPerKey: pc.MaxPerKey,
-		MaxAttempts: pc.MaxAttempts, Logger: h.log})
+	// http_fetch's dial guard (net.allow_private) on literal URLs
+	push, err := a2a.OpenPush(ctx, h.Store, a2a.PushOptions{Push: h.cfg.A2A.Push, Delivery: h.delivery, Net: h.Net, Logger: h.log})
 	if err != nil {
 		return fmt.Errorf("a2a push: %w", err)
 	}
 	h.background("a2a push", push.Run)
 	h.tasks, err = a2a.NewService(a2a.ServiceConfig{
-		Executor:         h.Registry,
-		Snapshot:         h.Registry.Snapshot,
-		Tasks:            tasks,
-		Cards:            h.cards,
-		Logger:           h.log,
-		MaxMetadataBytes: int(h.cfg.A2A.MaxMetadata),
-		MaxHistoryBytes:  int(h.cfg.A2A.MaxHistory),
-		Guard:            h.guard,
-		Contexts:         contexts,
-		Push:             push,
-		MaxStreams:       h.cfg.A2A.MaxStreams,
-		MaxStreamsPerKey: shareOrNone(h.cfg.A2A.MaxStreamsPerKey),
+		A2A:      h.cfg.A2A,
+		Executor: h.Registry,
+		Snapshot: h.Registry.Snapshot,
+		Tasks:    tasks,
+		Cards:    h.cards,
+		Logger:   h.log,
+		Guard:    h.guard,
+		Contexts: contexts,
+		Push:     push,
 	})
 	if err != nil {
 		return fmt.Errorf("a2a service: %w", err)
@@ -65,8 +57,7 @@ func (h *Root) provisionA2A(ctx context.Context) error {
 // provisionMCP builds the MCP tools: the same skills, from the same
 // manifests, through the same engine.
 func (h *Root) provisionMCP(context.Context) error {
-	h.mcp = mcp.New(mcp.Config{Invoker: h.engine, Snapshot: h.Registry.Snapshot, Version: h.version, Logger: h.log,
-		MaxSessions: h.cfg.MCP.MaxSessions, MaxSessionsPerKey: shareOrNone(h.cfg.MCP.MaxSessionsPerKey)})
+	h.mcp = mcp.New(mcp.Config{MCP: h.cfg.MCP, Invoker: h.engine, Snapshot: h.Registry.Snapshot, Version: h.version, Logger: h.log})
 	h.Registry.OnChange(h.mcp.Update)
 	return nil
 }

@@ -14,7 +14,8 @@ const (
 	// Serve root would publish; no store, no listener, nothing served.
 	Card
 	// Test is `skillhost plugin test`: a throwaway store in a temporary
-	// folder that Close removes, the runtime and the registry.
+	// folder that Close removes (cfg.NATS when set), the runtime and the
+	// registry.
 	Test
 	// Validate is `skillhost plugin validate` (and the benchmarks): the
 	// runtime and the registry; no store (the context host functions

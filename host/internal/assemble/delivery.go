@@ -18,17 +18,12 @@ func (h *Root) provisionDelivery(context.Context) error {
 	guard := h.Net // net.allow_private; each request bounds its own attempt
 	guard.Timeout = max(guard.Timeout, h.cfg.A2A.Push.Timeout)
 	observer := metrics.NewDeliveries(h.metrics.Registry(), a2a.DeliveryKind, plan.DeliveryKind)
-	d := h.cfg.Delivery
 	h.delivery = delivery.New(delivery.Config{
-		Client:           guard.Client(),
-		MaxPending:       d.MaxPending,
-		MaxPendingPerKey: d.MaxPendingPerKey,
-		KindPending:      map[string]int{a2a.DeliveryKind: h.cfg.A2A.Push.MaxPending},
-		PerDestination:   d.ConcurrentPerDestination,
-		PerKey:           d.ConcurrentPerKey,
-		MaxConcurrent:    d.MaxConcurrent,
-		Observer:         observer,
-		Logger:           h.log,
+		Delivery:    h.cfg.Delivery,
+		Client:      guard.Client(),
+		KindPending: map[string]int{a2a.DeliveryKind: h.cfg.A2A.Push.MaxPending},
+		Observer:    observer,
+		Logger:      h.log,
 	})
 	observer.WatchPending(h.delivery.Pending)
 	h.background("delivery", h.delivery.Run)

@@ -11,12 +11,7 @@ import (
 // provisionEvents opens the event stream that plan progress and agent
 // notifications go to (and GET /events reads).
 func (h *Root) provisionEvents(ctx context.Context) error {
-	bus, err := events.Open(ctx, h.Store.JetStream(), events.Config{
-		Retention: h.cfg.Events.Retention, MaxBytes: int64(h.cfg.Events.MaxBytes),
-		DedupeWindow: h.cfg.Events.DedupeWindow, MaxSubscribers: h.cfg.Events.MaxSubscribers,
-		MaxSubscribersPerKey: shareOrNone(h.cfg.Events.MaxSubscribersPerKey),
-		Replicas:             h.Store.Replicas(),
-	})
+	bus, err := events.Open(ctx, h.Store.JetStream(), h.cfg.Events, h.Store.Replicas())
 	if err != nil {
 		return fmt.Errorf("events: %w", err)
 	}

@@ -97,19 +97,20 @@ func (h *Root) provisionMetrics(context.Context) error {
 const tempBucketBytes = 64 << 20
 
 // provisionStore opens the state store: Spec.NATS, else cfg.NATS, else a
-// server embedded under cfg.Data (Serve); a throwaway one in a temporary
+// server embedded under cfg.Data (Serve) or a throwaway one in a temporary
 // folder (Test).
 func (h *Root) provisionStore(ctx context.Context) (err error) {
 	sc := store.Config{Store: h.cfg.Store, Logger: h.log, Conn: h.spec.NATS}
+	local := h.spec.NATS == nil && h.cfg.NATS == ""
 	switch {
-	case h.purpose&Test != 0:
+	case local && h.purpose&Test != 0:
 		if h.tmp, err = os.MkdirTemp("", "skillhost-state-"); err != nil {
 			return err
 		}
 		tmp := h.tmp
 		h.onClose("store folder", func(context.Context) error { return os.RemoveAll(tmp) })
 		sc.DataDir, sc.Replicas, sc.MaxBucketBytes = filepath.Join(tmp, "data"), 1, tempBucketBytes
-	case h.spec.NATS == nil && h.cfg.NATS == "" && h.purpose&Serve != 0:
+	case local && h.purpose&Serve != 0:
 		if err := os.MkdirAll(h.cfg.Data, 0o700); err != nil {
 			return fmt.Errorf("state store: data directory: %w", err)
 		}

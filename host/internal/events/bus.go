@@ -78,11 +78,15 @@ type Bus struct {
 	subs *share.Counter // open subscriptions: MaxSubscribers, MaxSubscribersPerKey each
 }
 
-// Open creates or updates the events stream.
-func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Bus, error) {
-	cfg, err := cfg.withDefaults()
+// Open creates or updates the events stream with replicas (the store's)
+// under the events.* section cfg.
+func Open(ctx context.Context, js jetstream.JetStream, cfg Config, replicas int) (*Bus, error) {
+	cfg, err := resolve(cfg)
 	if err != nil {
 		return nil, err
+	}
+	if replicas < 1 || replicas > 5 {
+		return nil, fmt.Errorf("events: replicas %d: must be 1..5", replicas)
 	}
 	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 		Name:        Stream,
@@ -90,9 +94,9 @@ func Open(ctx context.Context, js jetstream.JetStream, cfg Config) (*Bus, error)
 		Subjects:    []string{SubjectBase + ".>"},
 		Retention:   jetstream.LimitsPolicy,
 		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.Replicas,
+		Replicas:    replicas,
 		MaxAge:      cfg.Retention,
-		MaxBytes:    cfg.MaxBytes,
+		MaxBytes:    int64(cfg.MaxBytes),
 		MaxMsgSize:  MaxEventBytes,
 		Discard:     jetstream.DiscardOld,
 		Duplicates:  cfg.DedupeWindow,

@@ -33,7 +33,7 @@ func mustService(t *testing.T) (*Service, *events.Bus) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	bus, err := events.Open(ctx, st.JetStream(), events.Config{})
+	bus, err := events.Open(ctx, st.JetStream(), events.Config{}, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
