@@ -33,11 +33,11 @@ import (
 // exponential backoff, http_fetch's dial guard: loopback, private and
 // metadata addresses are refused unless net.allow_private lists them).
 const (
-	PushBucket          = "skillhost_a2a_push"
-	PushTokenHeader     = "A2A-Notification-Token"
-	MaxPushURLBytes     = 2048
-	MaxPushTokenBytes   = 1024
-	MaxPushCredentials  = 4096
+	PushBucket         = "skillhost_a2a_push"
+	PushTokenHeader    = "A2A-Notification-Token"
+	MaxPushURLBytes    = 2048
+	MaxPushTokenBytes  = 1024
+	MaxPushCredentials = 4096
 	// DeliveryKind is the delivery.Request Kind of push notifications
 	// (the kind label of the delivery metrics).
 	DeliveryKind = "push"

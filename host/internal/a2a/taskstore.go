@@ -26,14 +26,14 @@ import (
 
 // Task store defaults and caps.
 const (
-	TasksBucket             = "skillhost_a2a_tasks"
-	DefaultTaskRetention    = 7 * 24 * time.Hour
-	DefaultTaskMaxBytes     = 4 << 20 // one stored task (with its artifacts)
-	DefaultPageSize         = 50
-	MaxPageSize             = 100
-	MaxTaskIDLen            = 128
-	maxListScan             = 100_000 // tasks examined by one ListTasks
-	maxUpdateRetries        = 32
+	TasksBucket          = "skillhost_a2a_tasks"
+	DefaultTaskRetention = 7 * 24 * time.Hour
+	DefaultTaskMaxBytes  = 4 << 20 // one stored task (with its artifacts)
+	DefaultPageSize      = 50
+	MaxPageSize          = 100
+	MaxTaskIDLen         = 128
+	maxListScan          = 100_000 // tasks examined by one ListTasks
+	maxUpdateRetries     = 32
 )
 
 var validTaskID = regexp.MustCompile(`^[A-Za-z0-9_=-]+$`)
