@@ -1,10 +1,6 @@
 package config
 
-import (
-	"time"
-
-	"github.com/skillhost/skillhost/host/internal/auth"
-)
+import "time"
 
 // Config is the whole host configuration. Every field is documented in the
 // README ("Configuration") with its default; Defaults returns those values.
@@ -377,8 +373,7 @@ func Defaults() Config {
 			WebhookAttempts: 5, MaxPerKey: 10000,
 		},
 		Auth: Auth{Keys: []AuthKey{}, Limits: AuthLimits{
-			Rate: auth.DefaultRate, SessionRate: auth.DefaultSessionRate, MaxOpenSessions: auth.DefaultMaxOpenSessions,
-			MaxConcurrentCalls: auth.DefaultMaxConcurrentCalls, MaxContextBytes: auth.DefaultMaxContextBytes,
+			Rate: "100/s", SessionRate: "60/m", MaxOpenSessions: 16, MaxConcurrentCalls: 16, MaxContextBytes: 64 * MiB,
 		}},
 		A2A: A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB, ContextIdle: 24 * time.Hour,
 			MaxBucket: GiB, MaxTasksPerKey: 10000,

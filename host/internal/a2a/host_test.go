@@ -87,7 +87,7 @@ func startHostWith(t *testing.T, pluginDir string, cfg store.Config, cacheDir st
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := jsonrpc.NewEngine(jsonrpc.WithLogger(quietLogger()))
+	eng := jsonrpc.NewEngine(jsonrpc.Limits{MaxBodyBytes: 1 << 20, MaxBatch: 64, BatchConcurrency: 8, MaxBatchResponseBytes: 8 << 20}, jsonrpc.WithLogger(quietLogger()))
 	a2a.Register(eng, svc)
 	srv.Config.Handler = newTestMux(eng, cards)
 	srv.Start()

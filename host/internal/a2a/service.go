@@ -45,7 +45,7 @@ type ServiceConfig struct {
 	Logger     *slog.Logger
 	MaxRunning int // tasks executing at once; default DefaultMaxRunning
 	// Guard caps the tasks of one API key running at once. Optional.
-	// Default: an in-memory one.
+	// Default: an in-memory one letting MaxRunning tasks run.
 	Guard *auth.Guard
 	// Push stores push configs and delivers task updates. Optional.
 	// Default: nil (push methods answer -32003).
@@ -92,7 +92,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		cfg.A2A = config.Defaults().A2A
 	}
 	if cfg.Guard == nil {
-		cfg.Guard = auth.NewGuard(nil)
+		cfg.Guard = auth.NewGuard(nil, cfg.MaxRunning)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

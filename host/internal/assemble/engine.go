@@ -17,12 +17,10 @@ func (h *Root) provisionEngine(context.Context) error {
 	h.authn = auth.NewAuthenticator(h.keys, tokenStore{h.Store})
 	authz := authorize(h.log, h.guard)
 	c := h.cfg.RPC
-	h.engine = jsonrpc.NewEngine(
-		jsonrpc.WithMaxBodyBytes(int(c.MaxBody)),
-		jsonrpc.WithMaxBatch(c.MaxBatch),
-		jsonrpc.WithBatchConcurrency(c.BatchConcurrency),
-		jsonrpc.WithMaxBatchResponseBytes(int(c.MaxBatchResponse)),
-		jsonrpc.WithResponseBudget(int64(c.ResponseBudget)),
+	h.engine = jsonrpc.NewEngine(jsonrpc.Limits{
+		MaxBodyBytes: int(c.MaxBody), MaxBatch: c.MaxBatch, BatchConcurrency: c.BatchConcurrency,
+		MaxBatchResponseBytes: int(c.MaxBatchResponse), ResponseBudget: int64(c.ResponseBudget),
+	},
 		jsonrpc.WithLogger(h.log),
 		jsonrpc.WithRejected(h.rejected),
 		// every method, whoever registers it: metrics and access lines count

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 
-	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/dashboard"
 	"github.com/skillhost/skillhost/host/internal/transport/httpx"
@@ -16,18 +15,9 @@ import (
 // /metrics here, once all of them exist.
 func (h *Root) provisionHTTP(context.Context) error {
 	if h.cfg.Listen != "" {
-		c := h.cfg.HTTP
-		origins := make([]string, 0, len(c.AllowedOrigins))
-		for _, o := range c.AllowedOrigins {
-			n, _ := config.NormalizeOrigin(o) // validated with the config
-			origins = append(origins, n)
-		}
 		h.http = httpx.New(httpx.Config{
-			Version: h.version, BodyLimit: int(c.BodyLimit), ReadTimeout: c.ReadTimeout,
-			WriteTimeout: c.WriteTimeout, IdleTimeout: c.IdleTimeout, MaxConns: c.MaxConns,
-			MaxConnsPerAddr: shareOrNone(c.MaxConnsPerAddr), ReservedConns: shareOrNone(c.ReservedConns),
-			Auth: h.authn, TLS: h.tlsCfg, PublicURL: h.publicURL(), AllowedOrigins: origins, AllowedHosts: c.AllowedHosts,
-			Pprof: c.Pprof, Events: h.eventSource(), Logger: h.log, Ready: h.Store.Ready,
+			HTTP: h.cfg.HTTP, Version: h.version, Auth: h.authn, TLS: h.tlsCfg, PublicURL: h.publicURL(),
+			Events: h.eventSource(), Logger: h.log, Ready: h.Store.Ready,
 			Admin: h.adminDocs(), UI: dashboard.Assets, JWKS: h.jwks(), Access: h.httpAccess, AgentMethods: a2a.IsMethod,
 			RESTPath: a2a.RESTPath, REST: h.serveREST, MCP: h.mcp.Handler(),
 		}, h.engine, h.cards, h.metrics.Handler())

@@ -7,14 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"syscall"
 
 	extism "github.com/extism/go-sdk"
 
-	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/admin"
 	"github.com/skillhost/skillhost/host/internal/agents"
 	"github.com/skillhost/skillhost/host/internal/auth"
@@ -88,7 +86,7 @@ func (h *Root) provisionMetrics(context.Context) error {
 	h.metrics = metrics.New()
 	h.failures = admin.NewRing(admin.DefaultRingSize)
 	h.observer = &observer{metrics: h.metrics, failures: h.failures}
-	h.guard = auth.NewGuard(nil, auth.MaxRunning(h.cfg.RPC.MaxRunningCalls))
+	h.guard = auth.NewGuard(nil, h.cfg.RPC.MaxRunningCalls)
 	h.remoteMetrics = metrics.NewRemote(h.metrics.Registry())
 	return nil
 }
@@ -181,7 +179,7 @@ func (nopObserver) Fallback(string, string)     {}
 // that loads the plugin (plugin.RegistryOptions.HostFunctions gets it), so
 // neither needs the other before it exists.
 func (h *Root) provisionRegistry(context.Context) (err error) {
-	if h.Net, err = netPolicy(h.cfg.Net); err != nil {
+	if h.Net, err = hostfn.NetPolicyOf(h.cfg.Net); err != nil {
 		return err
 	}
 	trust, err := Trust(h.cfg.Trust)
@@ -216,23 +214,6 @@ func (h *Root) provisionRegistry(context.Context) (err error) {
 		h.Registry.OnChange(h.observer.plugins)
 	}
 	return nil
-}
-
-// netPolicy turns the net.* configuration into http_fetch's policy.
-func netPolicy(n config.Net) (hostfn.NetPolicy, error) {
-	p := hostfn.NetPolicy{Timeout: n.Timeout, MaxResponseBytes: int64(n.MaxResponse), MaxRedirects: n.MaxRedirects}
-	for _, s := range n.AllowPrivate {
-		prefix, err := netip.ParsePrefix(s)
-		if err != nil {
-			addr, aerr := netip.ParseAddr(s)
-			if aerr != nil {
-				return p, fmt.Errorf("config net.allow_private: %q is not an address or CIDR prefix", s)
-			}
-			prefix = netip.PrefixFrom(addr, addr.BitLen())
-		}
-		p.AllowPrivate = append(p.AllowPrivate, prefix)
-	}
-	return p, nil
 }
 
 // provisionAdmin builds the documents of GET /admin/… over the registry,

@@ -32,11 +32,10 @@ func (h *Root) Serve(ctx context.Context) error {
 			// stdio (local mode) is trusted: whoever can write to the
 			// host's stdin started it. One local principal.
 			sctx := auth.With(ctx, auth.Local(stdioPrincipal))
-			stdioErr <- stdio.Serve(sctx, h.spec.Stdin, h.spec.Stdout, h.engine,
-				stdio.WithConcurrency(h.cfg.RPC.StdioConcurrency),
-				stdio.WithMaxFrameBytes(int(h.cfg.RPC.MaxBody)),
-				stdio.WithDrainTimeout(h.cfg.HTTP.ShutdownTimeout),
-				stdio.WithLogger(h.log))
+			stdioErr <- stdio.Serve(sctx, h.spec.Stdin, h.spec.Stdout, h.engine, stdio.Limits{
+				MaxFrameBytes: int(h.cfg.RPC.MaxBody), Concurrency: h.cfg.RPC.StdioConcurrency,
+				DrainTimeout: h.cfg.HTTP.ShutdownTimeout,
+			}, stdio.WithLogger(h.log))
 		}()
 	}
 	if h.cfg.MCPStdio {

@@ -13,15 +13,6 @@ import (
 // share of it. The counters live with their resources; this file gathers
 // them for /metrics and GET /admin/shares.
 
-// shareOrNone maps a configured share to a package's: 0 (no share) is -1,
-// since the packages read 0 as "the default".
-func shareOrNone(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
-}
-
 // shares are the host's counted resources.
 func (h *Root) shares() []*share.Counter {
 	out := []*share.Counter{h.guard.Running()}

@@ -129,9 +129,9 @@ func TestGuestFetch(t *testing.T) {
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
 	allowPrivate := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	granted := mustCompile(t, hostfn.Deps{Net: hostfn.NetPolicy{AllowPrivate: allowPrivate}},
+	granted := mustCompile(t, hostfn.Deps{Net: netPolicy(func(p *hostfn.NetPolicy) { p.AllowPrivate = allowPrivate })},
 		hostfn.Grant{Plugin: "net", AllowedHosts: []string{u.Host}}).mustInstance(t)
-	noPrivate := mustCompile(t, hostfn.Deps{},
+	noPrivate := mustCompile(t, hostfn.Deps{Net: netPolicy(func(*hostfn.NetPolicy) {})},
 		hostfn.Grant{Plugin: "net", AllowedHosts: []string{u.Host}}).mustInstance(t)
 	call := &hostfn.Call{Plugin: "net"}
 
@@ -277,4 +277,14 @@ func valueCap(n config.ByteSize) config.Store {
 	c := config.Defaults().Store
 	c.MaxValue = n
 	return c
+}
+
+// netPolicy is the default net.* policy with edit applied.
+func netPolicy(edit func(*hostfn.NetPolicy)) hostfn.NetPolicy {
+	p, err := hostfn.NetPolicyOf(config.Defaults().Net)
+	if err != nil {
+		panic(err)
+	}
+	edit(&p)
+	return p
 }

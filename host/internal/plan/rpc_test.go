@@ -19,7 +19,7 @@ import (
 // wire is a JSON-RPC engine serving the plan methods of e.
 func wire(t *testing.T, e *env) func(body string) map[string]any {
 	t.Helper()
-	eng := jsonrpc.NewEngine()
+	eng := jsonrpc.NewEngine(jsonrpc.Limits{MaxBodyBytes: 1 << 20, MaxBatch: 64, BatchConcurrency: 8, MaxBatchResponseBytes: 8 << 20})
 	e.m.Register(eng, nil)
 	return func(body string) map[string]any {
 		t.Helper()

@@ -60,13 +60,13 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 	s.conns, s.reserve = connCounters(cfg)
 	// The listener counts connections (conns.go); fasthttp's own cap (a
 	// bare 503 for everything, /health included) only backs it up.
-	concurrency := 2 * (cfg.MaxConns + max(cfg.ReservedConns, 0))
+	concurrency := 2 * (cfg.HTTP.MaxConns + max(cfg.HTTP.ReservedConns, 0))
 	s.app = fiber.New(fiber.Config{
 		AppName:               "skillhost",
-		BodyLimit:             cfg.BodyLimit,
-		ReadTimeout:           cfg.ReadTimeout,
-		WriteTimeout:          cfg.WriteTimeout,
-		IdleTimeout:           cfg.IdleTimeout,
+		BodyLimit:             int(cfg.HTTP.BodyLimit),
+		ReadTimeout:           cfg.HTTP.ReadTimeout,
+		WriteTimeout:          cfg.HTTP.WriteTimeout,
+		IdleTimeout:           cfg.HTTP.IdleTimeout,
 		Concurrency:           concurrency,
 		DisableStartupMessage: true,
 		ErrorHandler:          s.errorHandler,
@@ -100,7 +100,7 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 		s.app.Get("/metrics", s.guard, s.metricsScope, adaptor.HTTPHandler(metrics))
 	}
 	s.routeAdmin()
-	if cfg.Pprof {
+	if cfg.HTTP.Pprof {
 		// Same access as /metrics. The command line is not served: it may
 		// carry credentials (a NATS URL with a password).
 		s.app.Use("/debug/pprof", s.guard, s.metricsScope, func(c *fiber.Ctx) error {
@@ -169,7 +169,7 @@ func (s *Server) Handler(addr net.Addr) func(*fiber.Ctx) error {
 // done so when it is this app's own (Serve), not when another app's server
 // read the request (Handler).
 func (s *Server) bodyLimit(c *fiber.Ctx) error {
-	if len(c.Request().Body()) > s.cfg.BodyLimit {
+	if len(c.Request().Body()) > int(s.cfg.HTTP.BodyLimit) {
 		return fiber.ErrRequestEntityTooLarge
 	}
 	return c.Next()
@@ -287,7 +287,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		rpcErr := fault.Wrap(fault.Internal, fault.ReasonInternal, err, "internal error")
 		switch status {
 		case fiber.StatusRequestEntityTooLarge:
-			rpcErr = fault.Newf(fault.InvalidRequest, fault.ReasonBodyTooLarge, "request body exceeds %d bytes", s.cfg.BodyLimit)
+			rpcErr = fault.Newf(fault.InvalidRequest, fault.ReasonBodyTooLarge, "request body exceeds %d bytes", s.cfg.HTTP.BodyLimit)
 		case fiber.StatusBadRequest, fiber.StatusRequestTimeout:
 			rpcErr = fault.Wrap(fault.InvalidRequest, fault.ReasonInvalidRequest, err, "")
 		}
