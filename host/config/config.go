@@ -2,8 +2,10 @@ package config
 
 import "time"
 
-// Config is the whole host configuration. Every field is documented in the
-// README ("Configuration") with its default; Defaults returns those values.
+// Config is the whole host configuration. Defaults declares every key's
+// default, once: internal packages take their section as it is, and the
+// README's configuration tables and examples/config/skillhost.yaml are
+// checked against it (TestConfigDocumented).
 type Config struct {
 	// Listen is the HTTP address. Empty disables HTTP (stdio only).
 	Listen string `koanf:"listen"`
