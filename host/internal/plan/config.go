@@ -77,7 +77,7 @@ func resolve(cfg Config) (settings, error) {
 		return settings{}, fmt.Errorf("plan: plans.max_per_key %d: must be positive", cfg.MaxPerKey)
 	case cfg.MaxBytesPerKey < cfg.MaxRecord:
 		return settings{}, fmt.Errorf("plan: plans.max_bytes_per_key %d: must be at least plans.max_record (%d)", cfg.MaxBytesPerKey, cfg.MaxRecord)
-	case cfg.Reserve < 0 || cfg.Reserve > cfg.MaxBucket/2:
+	case cfg.Reserve > cfg.MaxBucket/2:
 		return settings{}, fmt.Errorf("plan: plans.reserve %d: must be 0..plans.max_bucket/2", cfg.Reserve)
 	case cfg.MaxTimeout < time.Second:
 		return settings{}, fmt.Errorf("plan: plans.max_timeout %v: must be at least 1s", cfg.MaxTimeout)
