@@ -21,6 +21,12 @@ func (h *Root) provisionHTTP(context.Context) error {
 			Admin: h.adminDocs(), UI: dashboard.Assets, JWKS: h.jwks(), Access: h.httpAccess, AgentMethods: a2a.IsMethod,
 			RESTPath: a2a.RESTPath, REST: h.serveREST, MCP: h.mcp.Handler(),
 		}, h.engine, h.cards, h.metrics.Handler())
+		h.onClose("http", func(ctx context.Context) error {
+			if h.served.Load() { // Serve's shutdown ended it
+				return nil
+			}
+			return h.http.Shutdown(ctx) // mounted (Handler) or never served: its streams and requests end
+		})
 	}
 	h.metrics.WatchShares(h.shareMetrics)
 	return nil
