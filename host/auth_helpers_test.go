@@ -18,6 +18,7 @@ import (
 
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/fault"
 )
 
 // logBuffer collects a host's log lines (safe for concurrent writes).
@@ -196,30 +197,21 @@ func wantRefused(t *testing.T, r httpReply, status, code int, reason string) {
 	}
 }
 
-// replyReason reads the reason of an error response in either data shape:
-// an object with "reason", or an array of google.rpc.ErrorInfo.
+// replyReason reads the reason of an error response in either data shape
+// (an object with "reason", or an array of google.rpc.ErrorInfo with it in
+// the metadata) the way clients do: fault.Decode.
 func replyReason(body []byte) string {
 	var resp struct {
 		Error struct {
-			Data json.RawMessage `json:"data"`
+			Code    int             `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &resp) != nil {
 		return ""
 	}
-	var obj struct {
-		Reason string `json:"reason"`
-	}
-	if json.Unmarshal(resp.Error.Data, &obj) == nil && obj.Reason != "" {
-		return obj.Reason
-	}
-	var infos []struct {
-		Reason string `json:"reason"`
-	}
-	if json.Unmarshal(resp.Error.Data, &infos) == nil && len(infos) > 0 {
-		return infos[0].Reason
-	}
-	return ""
+	return fault.Decode(resp.Error.Code, resp.Error.Message, resp.Error.Data).Reason
 }
 
 func (k apiKey) String() string { return fmt.Sprintf("key %s", k.Entry.ID) }

@@ -147,7 +147,7 @@ func TestAuthOverHTTP(t *testing.T) {
 		wantRefused(t, th.as(t, k.echoer.Secret, "_cleveragents/plan/create", map[string]any{"session_id": sid, "plan_definition": planOf("echo")}), 403, -32105, "scope_denied")
 		wantRefused(t, th.as(t, k.metrics.Secret, "_cleveragents/skill/execute", map[string]any{"session_id": "x", "skill_id": "echo"}), 403, -32105, "scope_denied")
 		msg := sendMessage("strict-echo", map[string]any{"n": 1})
-		wantRefused(t, th.as(t, k.echoer.Secret, "SendMessage", msg), 403, -32105, "SCOPE_DENIED")
+		wantRefused(t, th.as(t, k.echoer.Secret, "SendMessage", msg), 403, -32105, "scope_denied")
 
 		psid := th.mustAs(t, k.planner.Secret, "_cleveragents/session/create", map[string]any{})["session_id"]
 		th.mustAs(t, k.planner.Secret, "_cleveragents/plan/create", map[string]any{"session_id": psid, "plan_id": "p1", "plan_definition": planOf("echo")})
@@ -256,7 +256,7 @@ func TestAuthOverHTTP(t *testing.T) {
 		wantRefused(t, th.as(t, token, "_cleveragents/skill/execute", map[string]any{"session_id": sid, "skill_id": "strict-echo", "skill_params": map[string]any{"n": 1}}), 403, -32105, "scope_denied")
 		wantRefused(t, th.as(t, token, "_cleveragents/context/get", map[string]any{"session_id": other, "context_key": "k"}), 403, -32105, "scope_denied")
 		wantRefused(t, th.as(t, token, "_cleveragents/session/create", map[string]any{}), 403, -32105, "scope_denied")
-		wantRefused(t, th.as(t, token, "ListTasks", map[string]any{}), 403, -32105, "SCOPE_DENIED")
+		wantRefused(t, th.as(t, token, "ListTasks", map[string]any{}), 403, -32105, "scope_denied")
 		th.mustAs(t, token, "_cleveragents/session/close", map[string]any{"session_id": sid})
 		wantRefused(t, th.as(t, token, "_cleveragents/context/get", map[string]any{"session_id": sid, "context_key": "k"}), 401, -32105, "token_revoked")
 		forged := token[:len(token)-4] + "AAAA"
@@ -271,7 +271,7 @@ func TestAuthOverHTTP(t *testing.T) {
 			}
 		}
 		r := th.as(t, k.slow.Secret, "ListTasks", map[string]any{})
-		wantRefused(t, r, 429, -32106, "RATE_LIMITED")
+		wantRefused(t, r, 429, -32106, "rate_limited")
 		if s, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || s < 1 || s > 3600 {
 			t.Errorf("Retry-After = %q, want seconds until the next token", r.Header.Get("Retry-After"))
 		}
@@ -350,7 +350,7 @@ func TestAuthOverHTTP(t *testing.T) {
 			switch {
 			case r.Status == 429:
 				refused++
-				wantRefused(t, r, 429, -32106, "RATE_LIMITED")
+				wantRefused(t, r, 429, -32106, "rate_limited")
 			case r.RPC.Error == nil && strings.Contains(string(r.RPC.Result), "TASK_STATE_FAILED"):
 				ran++
 			}

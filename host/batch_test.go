@@ -66,11 +66,12 @@ func TestBatchAmplificationIsCapped(t *testing.T) {
 // the excess, never an unbounded host; the host answers normally after.
 func TestResponseBudgetIsHostWide(t *testing.T) {
 	t.Parallel()
-	th, _ := mustHostWith(t, t.TempDir(), func(c *config.Config) { c.RPC.ResponseBudget = 768 << 10 })
+	th, _ := mustHostWith(t, t.TempDir(), func(c *config.Config) { c.RPC.ResponseBudget = 384 << 10 })
 	sid := th.mustSession(t)
-	// 256 KiB values keep 24 concurrent reads light for NATS under -race on
-	// a loaded machine (1 MiB ones ran into the store's 5 s API timeout).
-	value := strings.Repeat("v", 256<<10-1024)
+	// 128 KiB values keep 24 concurrent reads light for NATS under -race on
+	// a loaded machine (1 MiB ones ran into the store's 5 s API timeout, and
+	// 256 KiB ones sometimes did too).
+	value := strings.Repeat("v", 128<<10-1024)
 	th.mustResult(t, "_cleveragents/context/set", map[string]any{"session_id": sid, "context_key": "big", "value": value})
 	// Batches of three values each: one batch fills the budget, so
 	// concurrent ones must be refused in part.
@@ -108,7 +109,12 @@ func TestResponseBudgetIsHostWide(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if reasons["ok"] == 0 || reasons["response_budget"] == 0 || reasons["ok"]+reasons["response_budget"] != 24 {
+	// A read the store could not answer in time on an overloaded machine
+	// (store_unavailable, retryable) is no budget outcome; anything else is.
+	if n := reasons["store_unavailable"]; n > 0 {
+		t.Logf("%d reads got store_unavailable (the machine is loaded)", n)
+	}
+	if reasons["ok"] == 0 || reasons["response_budget"] == 0 || reasons["ok"]+reasons["response_budget"]+reasons["store_unavailable"] != 24 {
 		t.Errorf("outcomes %v: want values and response_budget errors only, both present", reasons)
 	}
 	r := th.mustResult(t, "_cleveragents/context/get", map[string]any{"session_id": sid, "context_key": "big"})

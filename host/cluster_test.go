@@ -62,8 +62,8 @@ func TestClusterPublishedPlugin(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if !bytes.Contains(b, []byte(`"code":-32602`)) || !bytes.Contains(b, []byte("UNKNOWN_SKILL")) {
-				return fmt.Errorf("SendMessage after unpublish: %s; want -32602 UNKNOWN_SKILL", b)
+			if !bytes.Contains(b, []byte(`"code":-32602`)) || !bytes.Contains(b, []byte(`"reason":"unknown_skill"`)) {
+				return fmt.Errorf("SendMessage after unpublish: %s; want -32602 unknown_skill", b)
 			}
 			return nil
 		})

@@ -1,13 +1,10 @@
 package host_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -17,12 +14,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/skillhost/skillhost/host/config"
-	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
@@ -44,23 +37,38 @@ var load = []struct {
 // pluginOf is the plugin of each loaded skill of the test.
 var pluginOf = map[string]string{"echo": "tools", "trap": "hostile", "grow": "hostile", "fail": "hostile", "spin": "spinner"}
 
+// limitedCalls are the calls of hostile-echo past its policy.skill_rates
+// rule (rateLimited calls an hour, per key) that the dashboard test makes.
+const (
+	rateLimited  = 4
+	limitedCalls = 2
+)
+
 // TestDashboardUnderHostileLoad drives timeouts, traps, memory hogs,
-// plugin errors and unknown skills next to normal calls and a plan, then
+// plugin errors, unknown skills and calls past a skill's rate next to
+// normal calls and a plan, with a plugin folder that fails to load, then
 // checks that the admin documents, /metrics, the access log and the
-// dashboard in headless Chromium all show the same counts and reasons. It
-// writes a screenshot ($SKILLHOST_UI_SCREENSHOT, else a temporary file).
-// Not parallel: Chromium takes a core, so the package's other tests wait.
+// dashboard in headless Chromium all show the same counts and reasons, that
+// the page's charts are drawn from them, that its tables sort and filter,
+// and that it fits a laptop's width. It writes two screenshots into
+// $SKILLHOST_UI_SCREENSHOTS (else a temporary folder): dashboard.png
+// (1400 wide, the whole page) and dashboard-laptop.png (1280×800). Not
+// parallel: Chromium takes a core, so the package's other tests wait.
 func TestDashboardUnderHostileLoad(t *testing.T) {
 	dir := t.TempDir()
 	mustPlugin(t, dir, "tools", toolsManifest)
 	mustPlugin(t, dir, "hostile", hostileManifest)
 	mustPlugin(t, dir, "spinner", spinnerManifest)
+	mustBrokenPlugin(t, dir, "broken")
 	publisher := mustPublisher(t)
 	if _, err := plugin.SignFolder(filepath.Join(dir, "tools"), publisher, 64<<20); err != nil {
 		t.Fatal(err)
 	}
 	ops := newKey(t, "ops", "*")
-	th, logs := mustHostWith(t, dir, func(c *config.Config) { c.Auth.Keys = []config.AuthKey{ops.Entry} })
+	th, logs := mustHostWith(t, dir, func(c *config.Config) {
+		c.Auth.Keys = []config.AuthKey{ops.Entry}
+		c.Policy.SkillRates = []config.SkillRate{{Skill: "hostile-echo", Rate: fmt.Sprintf("%d/h", rateLimited)}}
+	})
 	sid, _ := th.mustAs(t, ops.Secret, "_cleveragents/session/create", map[string]any{"session_id": "dash"})["session_id"].(string)
 
 	browser := mustBrowser(t)
@@ -115,6 +123,16 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 		}
 	}
 	wg.Wait()
+	// hostile-echo is limited: the calls past its rate are refused.
+	for i := range rateLimited + limitedCalls {
+		want := ""
+		if i >= rateLimited {
+			want = "rate_limited"
+		}
+		if reason := execute("hostile-echo"); reason != want {
+			wrong = append(wrong, fmt.Sprintf("hostile-echo call %d: reason %q, want %q", i+1, reason, want))
+		}
+	}
 	// Requests refused before a method runs count too.
 	for _, body := range []string{`{not json`, `{"jsonrpc":"2.0","id":1,"method":"no/such/method"}`} {
 		r, err := send(context.Background(), httpClient, th.URL+"/rpc", map[string]string{"Authorization": "Bearer " + ops.Secret}, []byte(body))
@@ -157,6 +175,7 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 		}
 	}
 	want["tools/echo"] = counts{Calls: want["tools/echo"].Calls + 2, Errors: map[string]int{}} // the plan's two steps
+	want["hostile/hostile-echo"] = counts{Calls: rateLimited + limitedCalls, Errors: map[string]int{"rate_limited": limitedCalls}}
 	for _, s := range status.Skills {
 		got[s.Plugin+"/"+s.Skill] = counts{Calls: s.Calls, Errors: s.Errors}
 	}
@@ -194,7 +213,7 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 			t.Errorf("failure not attributed: %+v", f)
 		}
 	}
-	wantReasons := map[string]int{"parse_error": 1, "unknown_method": 1}
+	wantReasons := map[string]int{"parse_error": 1, "unknown_method": 1, "rate_limited": limitedCalls}
 	for _, l := range load {
 		if l.reason != "" {
 			wantReasons[l.reason] = l.calls
@@ -204,7 +223,7 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 		t.Errorf("/admin/failures by reason (-want +got):\n%s (total %d)", diff, failures.Total)
 	}
 
-	// /metrics agrees, and its skillhost_ families are the README's list.
+	// /metrics agrees, and its skillhost_ families are the metrics reference's list.
 	families := mustMetrics(t, th, ops.Secret)
 	for _, l := range load {
 		p, ok := pluginOf[l.skill]
@@ -221,6 +240,10 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 			t.Errorf("skillhost_rpc_rejected_total{reason=%q} = %v, want 1", reason, v)
 		}
 	}
+	limitedLabels := map[string]string{"plugin": "hostile", "skill": "hostile-echo", "rule": "hostile-echo", "per": "key"}
+	if v := sample(families, "skillhost_skill_rate_limited_total", limitedLabels); v != limitedCalls {
+		t.Errorf("skillhost_skill_rate_limited_total%v = %v, want %d", limitedLabels, v, limitedCalls)
+	}
 	if v := sample(families, "skillhost_plugin_instances_discarded_total", map[string]string{"plugin": "hostile"}); v != 5 {
 		t.Errorf("skillhost_plugin_instances_discarded_total{hostile} = %v, want 5", v)
 	}
@@ -234,8 +257,8 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 		}
 	}
 	sort.Strings(exposed)
-	if diff := cmp.Diff(readmeMetrics(t), exposed); diff != "" {
-		t.Errorf("README's metric list and /metrics differ (-README +exposed):\n%s", diff)
+	if diff := cmp.Diff(docMetrics(t), exposed); diff != "" {
+		t.Errorf("%s and /metrics differ (-doc +exposed):\n%s", metricsDoc, diff)
 	}
 
 	// One access line per call, with the skill it reached and its reason.
@@ -247,7 +270,7 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 		}
 		access[rec.Skill+" "+rec.Reason]++
 	}
-	wantAccess := map[string]int{" parse_error": 1, " unknown_method": 1}
+	wantAccess := map[string]int{" parse_error": 1, " unknown_method": 1, "hostile-echo rate_limited": limitedCalls}
 	for _, l := range load {
 		if l.reason == "" {
 			continue
@@ -291,7 +314,7 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 		}
 		wantPage[key] = r
 	}
-	for _, s := range []string{"tools/strict-echo", "hostile/hostile-echo", "hostile/loop", "hostile/recurse", "hostile/huge-output", "spinner/spin-echo"} {
+	for _, s := range []string{"tools/strict-echo", "hostile/loop", "hostile/recurse", "hostile/huge-output", "spinner/spin-echo"} {
 		wantPage[s] = row{Calls: "0", Errors: []string{}} // loaded, never called
 	}
 	if diff := cmp.Diff(wantPage, page); diff != "" {
@@ -314,7 +337,7 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 		}
 	}
 	kid := publisher.Keys()[0].KeyID()
-	if wantSigners["tools"] != "signed by "+kid+" (untrusted)" || wantSigners["hostile"] != "unsigned" {
+	if wantSigners["tools"] != "signed by "+kid+" (untrusted)" || wantSigners["hostile"] != "unsigned" || wantSigners["broken"] != "unsigned" {
 		t.Errorf("/admin/plugins signers: %v (publisher kid %s)", wantSigners, kid)
 	}
 	signers, err := chromedp.Run(browser, chromedp.Evaluate[map[string]string](`Object.fromEntries([...document.querySelectorAll("#agents tr.agent")].map(
@@ -349,162 +372,47 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 		t.Errorf("dashboard failures (-want +got):\n%s", diff)
 	}
 
-	// Live rates: with calls flowing, the page shows a non-zero rate.
+	// The host is degraded (a folder failed to load), and says which.
+	waitPage(t, browser, "the degraded health", `document.getElementById("health").textContent === "degraded" &&
+		document.getElementById("health-detail").textContent.includes("broken (failed)") &&
+		document.querySelector('#problem-list li[data-plugin="broken"]') !== null &&
+		document.querySelector('#agents tr.agent[data-plugin="broken"] .state')?.textContent === "failed"`)
+	checkCharts(t, browser, th, ops.Secret, map[string]int{"hostile/trap": 3, "hostile/grow": 2, "spinner/spin": 2,
+		"hostile/hostile-echo": rateLimited + limitedCalls})
+	checkSortAndFilter(t, browser)
+
+	// Live traffic, paced (about 25 calls a second: mostly served, some
+	// plugin errors, calls past hostile-echo's rate, now and then a
+	// timeout) until it spans three of the history's 10 s buckets, so that
+	// the charts show a history; the page shows live rates meanwhile.
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for {
+		tick := time.NewTicker(40 * time.Millisecond)
+		defer tick.Stop()
+		for n := 0; ; n++ {
 			select {
 			case <-stop:
 				return
-			default:
-				execute("echo")
+			case <-tick.C:
 			}
+			skill := "echo"
+			switch {
+			case n%150 == 149:
+				skill = "spin"
+			case n%20 == 7:
+				skill = "fail"
+			case n%25 == 3:
+				skill = "hostile-echo"
+			}
+			execute(skill)
 		}
 	}()
-	waitPage(t, browser, "a live call rate", `parseFloat(document.getElementById("sum-rate").textContent) > 0 &&
-		parseFloat(document.querySelector('#agents tr.skill[data-skill="echo"] .rate').textContent) > 0`)
-	shot, err := chromedp.Run(browser, chromedp.FullScreenshot(100))
+	waitPage(t, browser, "a live call rate and three buckets of history", `parseFloat(document.getElementById("sum-rate").textContent) > 0 &&
+		parseFloat(document.querySelector('#agents tr.skill[data-skill="echo"] .rate').textContent) > 0 &&
+		document.querySelectorAll('#charts .chart-card[data-skill="tools/echo"] svg.bars g.bucket').length >= 3`)
+	screenshots(t, browser)
 	close(stop)
 	<-done
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := os.Getenv("SKILLHOST_UI_SCREENSHOT")
-	if path == "" {
-		path = filepath.Join(t.TempDir(), "dashboard.png")
-	}
-	if err := os.WriteFile(path, shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("dashboard screenshot: %s (%d bytes)", path, len(shot))
-}
-
-// runPlan runs a two-step plan of echo calls to completion.
-func runPlan(t *testing.T, th *testHost, key, sid string) {
-	t.Helper()
-	step := func(id string) map[string]any {
-		return map[string]any{"id": id, "type": "skill", "action": "echo", "params": map[string]any{"text": id}}
-	}
-	th.mustAs(t, key, "_cleveragents/plan/create", map[string]any{"session_id": sid, "plan_id": "dash-plan",
-		"plan_definition": map[string]any{"name": "dashboard", "steps": []any{step("one"), step("two")}}})
-	th.mustAs(t, key, "_cleveragents/plan/execute", map[string]any{"session_id": sid, "plan_id": "dash-plan"})
-	if !waitFor(60*time.Second, func() bool {
-		st, _ := th.mustAs(t, key, "_cleveragents/plan/status", map[string]any{"session_id": sid, "plan_id": "dash-plan"})["status"].(string)
-		return st == "completed"
-	}) {
-		t.Fatal("the plan did not complete")
-	}
-}
-
-// waitPage polls a JavaScript condition in the page until it is true.
-func waitPage(t *testing.T, browser context.Context, what, cond string) {
-	t.Helper()
-	if _, err := chromedp.Run(browser, chromedp.Poll[bool](cond, chromedp.WithPollingTimeout(90*time.Second))); err != nil {
-		html, _ := chromedp.Run(browser, chromedp.Evaluate[string](`document.querySelector("main")?.innerText ?? ""`))
-		t.Fatalf("waiting for %s: %v\npage:\n%.3000s", what, err, html)
-	}
-}
-
-func mustGetJSON(t *testing.T, th *testHost, key, path string, v any) {
-	t.Helper()
-	status, _, body := th.getAs(t, key, path, nil)
-	if status != 200 {
-		t.Fatalf("GET %s: HTTP %d: %s", path, status, body)
-	}
-	if err := json.Unmarshal(body, v); err != nil {
-		t.Fatalf("GET %s: %v\n%s", path, err, body)
-	}
-}
-
-// mustMetrics reads /metrics into metric families.
-func mustMetrics(t *testing.T, th *testHost, key string) map[string]*dto.MetricFamily {
-	t.Helper()
-	status, _, body := th.getAs(t, key, "/metrics", nil)
-	if status != 200 {
-		t.Fatalf("GET /metrics: HTTP %d", status)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := p.TextToMetricFamilies(strings.NewReader(string(body)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return families
-}
-
-// sample is the value of the series of family name whose labels include
-// want (-1 when there is none).
-func sample(families map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
-	f := families[name]
-	if f == nil {
-		return -1
-	}
-next:
-	for _, m := range f.GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		for k, v := range want {
-			if have[k] != v {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			return m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			return m.GetGauge().GetValue()
-		}
-	}
-	return -1
-}
-
-// readmeMetrics lists the metric names of the README's metrics table (the
-// rows of the "### Metrics" section that start with a skillhost_ name).
-func readmeMetrics(t *testing.T) []string {
-	t.Helper()
-	f, err := os.Open("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	row := regexp.MustCompile("^\\| `(skillhost_[a-z_]+)`")
-	var names []string
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "### Metrics":
-			in = true
-		case in && strings.HasPrefix(line, "#"):
-			in = false
-		case in:
-			if m := row.FindStringSubmatch(line); m != nil {
-				names = append(names, m[1])
-			}
-		}
-	}
-	sort.Strings(names)
-	if len(names) == 0 {
-		t.Fatal("README.md has no ### Metrics table")
-	}
-	return names
-}
-
-// mustPublisher is a plugin publisher's Ed25519 signer (not trusted by the
-// host: its plugins show "<kid> (untrusted)").
-func mustPublisher(t *testing.T) *identity.Signer {
-	t.Helper()
-	k, err := identity.Generate(identity.Ed25519)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := identity.NewSigner([]*identity.PrivateKey{k}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }

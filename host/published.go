@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/assemble"
 	"github.com/skillhost/skillhost/host/internal/plugin"
@@ -35,9 +33,9 @@ func PublishPlugin(ctx context.Context, dir string, opts PublishOptions) (string
 		return "", err
 	}
 	var name string
-	err := withPublished(ctx, opts, func(obj jetstream.ObjectStore) error {
+	err := withPublished(ctx, opts, func(root *assemble.Root) error {
 		var err error
-		name, err = plugin.Publish(ctx, obj, dir, opts.MaxModuleBytes)
+		name, err = root.Publish(ctx, dir, opts.MaxModuleBytes)
 		return err
 	})
 	return name, err
@@ -46,8 +44,8 @@ func PublishPlugin(ctx context.Context, dir string, opts PublishOptions) (string
 // UnpublishPlugin deletes the published plugin name from the cluster at
 // opts.NATS; every host unloads it.
 func UnpublishPlugin(ctx context.Context, name string, opts PublishOptions) error {
-	return withPublished(ctx, opts, func(obj jetstream.ObjectStore) error {
-		return plugin.Unpublish(ctx, obj, name)
+	return withPublished(ctx, opts, func(root *assemble.Root) error {
+		return root.Unpublish(ctx, name)
 	})
 }
 
@@ -58,9 +56,9 @@ var ErrNotPublished = plugin.ErrNotPublished
 // command, not a host that may start before its cluster.
 const publishStartTimeout = 20 * time.Second
 
-// withPublished runs f on the cluster's published plugins, through the
-// root's store component (Publish).
-func withPublished(ctx context.Context, opts PublishOptions, f func(jetstream.ObjectStore) error) (err error) {
+// withPublished runs f on a root of the Publish purpose: the store
+// component, connected to the cluster.
+func withPublished(ctx context.Context, opts PublishOptions, f func(*assemble.Root) error) (err error) {
 	if opts.NATS == "" {
 		return errors.New("publishing needs the cluster's NATS URL (--nats)")
 	}
@@ -71,9 +69,5 @@ func withPublished(ctx context.Context, opts PublishOptions, f func(jetstream.Ob
 		return err
 	}
 	defer func() { err = errors.Join(err, root.Close(ctx)) }()
-	obj, err := root.PublishedPlugins(ctx)
-	if err != nil {
-		return err
-	}
-	return f(obj)
+	return f(root)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/provenance"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // A plan step delegated to a remote skillhost that signs its tasks: host A
@@ -34,8 +35,8 @@ func TestPlanRecordsSignedPeerResult(t *testing.T) {
 		Status     string          `json:"status"`
 		Provenance json.RawMessage `json:"provenance"`
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for st.Status != "completed" {
+	var last json.RawMessage
+	if !testutil.PollEvery(60*time.Second, 50*time.Millisecond, func() bool {
 		r := a.call(t, "_cleveragents/plan/status", map[string]any{"session_id": sid, "plan_id": "p", "provenance": true})
 		if r.Error != nil {
 			t.Fatalf("plan/status: %d %s", r.Error.Code, r.Error.Message)
@@ -43,10 +44,13 @@ func TestPlanRecordsSignedPeerResult(t *testing.T) {
 		if err := json.Unmarshal(r.Result, &st); err != nil {
 			t.Fatal(err)
 		}
-		if st.Status == "failed" || time.Now().After(deadline) {
+		last = r.Result
+		if st.Status == "failed" {
 			t.Fatalf("plan %s: %s", st.Status, r.Result)
 		}
-		time.Sleep(50 * time.Millisecond)
+		return st.Status == "completed"
+	}) {
+		t.Fatalf("plan %s: %s", st.Status, last)
 	}
 	var chain provenance.Chain
 	if err := json.Unmarshal(st.Provenance, &chain); err != nil {

@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/natstest"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // TestSoakCluster is `make soak-cluster`, not part of `make test`: three
@@ -344,21 +346,18 @@ func transportKind(err error) string {
 	return "other"
 }
 
-// errorKind is "<code> <reason>" of a JSON-RPC error (A2A errors carry
-// their reason in an ErrorInfo array).
+// errorKind is "<code> <reason>" of a JSON-RPC error, its reason read as
+// clients read it (fault.Decode: an A2A error's is in its ErrorInfo's
+// metadata).
 func errorKind(raw json.RawMessage) string {
 	var e struct {
-		Code int             `json:"code"`
-		Data json.RawMessage `json:"data"`
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
 	}
 	_ = json.Unmarshal(raw, &e)
-	var m map[string]any
-	if json.Unmarshal(e.Data, &m) == nil {
-		return fmt.Sprintf("%d %v", e.Code, m["reason"])
-	}
-	var arr []map[string]any
-	if json.Unmarshal(e.Data, &arr) == nil && len(arr) > 0 {
-		return fmt.Sprintf("%d %v", e.Code, arr[0]["reason"])
+	if r := fault.Decode(e.Code, e.Message, e.Data).Reason; r != "" {
+		return fmt.Sprintf("%d %s", e.Code, r)
 	}
 	return fmt.Sprint(e.Code)
 }
@@ -462,17 +461,14 @@ func (l *soakLoad) verify(t *testing.T, h *soakHost) int {
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for pid, sid := range l.plans {
-		for {
-			v, ok := one.call(ctx, 0, "_cleveragents/plan/status", map[string]any{"session_id": sid, "plan_id": pid})
-			if ok && v["status"] == "completed" {
-				break
-			}
-			if time.Now().After(deadline) || (ok && v["status"] == "failed") {
-				bad++
-				t.Errorf("plan %s: %v (ok %v), want completed", pid, v, ok)
-				break
-			}
-			time.Sleep(200 * time.Millisecond) // polling the plan's status with a deadline
+		var v map[string]any
+		var ok bool
+		if !testutil.PollEvery(time.Until(deadline), 200*time.Millisecond, func() bool {
+			v, ok = one.call(ctx, 0, "_cleveragents/plan/status", map[string]any{"session_id": sid, "plan_id": pid})
+			return ok && (v["status"] == "completed" || v["status"] == "failed")
+		}) || v["status"] != "completed" {
+			bad++
+			t.Errorf("plan %s: %v (ok %v), want completed", pid, v, ok)
 		}
 	}
 	return bad

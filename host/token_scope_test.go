@@ -171,7 +171,7 @@ func (s *tokenScene) attackParams() map[string]any {
 	return p
 }
 
-// TestSessionTokenEveryMethod: a session token can do only what the README
+// TestSessionTokenEveryMethod: a session token can do only what the security guide
 // says — the methods of its own session, within that session — over every
 // method the engine serves, on /rpc and on an agent's endpoint; every other
 // method is refused 403 scope_denied even when its params name the token's
@@ -186,7 +186,7 @@ func TestSessionTokenEveryMethod(t *testing.T) {
 	}
 	for _, m := range methods {
 		if _, ok := decisions[m]; !ok {
-			t.Errorf("method %s has no session-token decision in tokenDecisions: decide what a token may do with it (README Security)", m)
+			t.Errorf("method %s has no session-token decision in tokenDecisions: decide what a token may do with it (docs/guides/security.md, Session tokens)", m)
 		}
 	}
 	for m := range decisions {

@@ -6,15 +6,6 @@ import (
 	"fmt"
 )
 
-// Error codes the SDK itself uses (see also codes.go for the host's). A
-// plugin may use any other code string.
-const (
-	// CodeInvalidInput marks input the skill refuses (see InvalidInput).
-	CodeInvalidInput = "invalid_input"
-	// CodeEncode marks an output the SDK could not encode as JSON.
-	CodeEncode = "encode_output"
-)
-
 // Error is a structured error a skill returns. It crosses the Wasm boundary as
 // JSON {"message":…,"code":…,"data":…}; the host reports it to the caller as a
 // failed skill (reason "plugin_error") carrying the code and data.

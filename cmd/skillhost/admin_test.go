@@ -60,7 +60,7 @@ func TestPluginsAndStatusCommands(t *testing.T) {
 			"broken (", "not loaded", "version: is required",
 		}},
 		{"status", []string{"status", "--url", h.url, "--window", "0"}, []string{
-			"healthy", "plugins   1 loaded, 0 reloading, 0 loading, 1 failed",
+			"degraded (1 plugin(s) need attention: broken (failed))", "plugins   1 loaded, 0 reloading, 0 loading, 1 failed",
 			"hostile/echo  1", "hostile/trap  2", "trap 2",
 			"recent failures (2 shown, 2 since start)", "_cleveragents/skill/execute  hostile/trap  -32103  trap",
 		}},

@@ -57,7 +57,7 @@ func TestPluginAuthorFromTheBinaryAlone(t *testing.T) {
 	skills := map[string]string{"greeter_hello": `"greeting": "Hello, Ada."`}
 	for _, l := range []struct{ lang, tool, name, skill, passed, greeting string }{
 		{"assemblyscript", "npm", "as-greeter", "as_greeter_hello", "3 passed", "Hello, Ada."},
-		{"wat", "wat2wasm", "wat-greeter", "wat_greeter_hello", "1 passed", "Hello from WebAssembly!"},
+		{"wat", "wat2wasm", "wat-greeter", "wat_greeter_hello", "2 passed", "Hello from WebAssembly!"},
 	} {
 		if !toolFor(t, l.tool) {
 			continue

@@ -82,20 +82,34 @@ func startHost(t *testing.T, data, plugins string, extra ...string) *hostProc {
 func startServe(t *testing.T, cmd *exec.Cmd) *hostProc {
 	t.Helper()
 	p := launch(t, cmd)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(p.url + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return p
-			}
+	var err error
+	if !pollEvery(30*time.Second, 50*time.Millisecond, func() bool {
+		var resp *http.Response
+		if resp, err = http.Get(p.url + "/health"); err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("health never answered: %v\n%s", err, p.stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	}) {
+		t.Fatalf("health never answered: %v\n%s", err, p.stderr.String())
 	}
+	return p
+}
+
+// pollEvery checks cond every every until it holds (true) or within has
+// passed (false). It is host/internal/testutil.PollEvery, which this
+// package cannot import.
+func pollEvery(within, every time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		<-tick.C
+	}
+	return true
 }
 
 // launch starts cmd, a `skillhost serve --listen 127.0.0.1:0 …`, and waits

@@ -91,16 +91,11 @@ func TestKill9KeepsAcknowledgedTasks(t *testing.T) {
 			}
 		})
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for { // kill once a few hundred tasks are acknowledged (or after a while)
+	pollEvery(60*time.Second, 20*time.Millisecond, func() bool { // kill once a few hundred tasks are acknowledged (or after a while)
 		mu.Lock()
-		n := len(acked)
-		mu.Unlock()
-		if n >= 200 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(acked) >= 200
+	})
 	if err := h.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func main() {
 	err := newRootCmd().Execute()
 	if err != nil {
 		var u usageError
-		if errors.As(err, &u) && !isUnknownCommand(err) && !strings.Contains(err.Error(), "README") {
+		if errors.As(err, &u) && !isUnknownCommand(err) && !strings.Contains(err.Error(), "docs/reference/") {
 			fmt.Fprintf(os.Stderr, "skillhost: %v (see --help)\n", err)
 		} else {
 			fmt.Fprintf(os.Stderr, "skillhost: %v\n", err)

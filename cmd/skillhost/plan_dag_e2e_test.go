@@ -339,7 +339,7 @@ func TestWebhookSignedFinalStatus(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("no webhook within 60s")
 	}
-	// As the README tells receivers: HMAC-SHA256 of "<timestamp>.<body>".
+	// As the plans guide tells receivers: HMAC-SHA256 of "<timestamp>.<body>".
 	mac := hmac.New(sha256.New, []byte(secret))
 	mac.Write([]byte(req.Header.Get("X-Skillhost-Timestamp") + "."))
 	mac.Write(body)

@@ -54,18 +54,15 @@ type planStatus struct {
 
 func waitPlan(t *testing.T, url, session, planID, what string, cond func(planStatus) bool) planStatus {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		var st planStatus
+	var st planStatus
+	if !pollEvery(90*time.Second, 50*time.Millisecond, func() bool {
+		st = planStatus{}
 		mustResult(t, call(t, url, "_cleveragents/plan/status", map[string]any{"session_id": session, "plan_id": planID}), &st)
-		if cond(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s: %+v", what, st)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return cond(st)
+	}) {
+		t.Fatalf("gave up waiting for %s: %+v", what, st)
 	}
+	return st
 }
 
 // TestKill9MidPlanResumes: a plan whose host is killed with SIGKILL while

@@ -107,8 +107,12 @@ func printStatus(w io.Writer, url string, st statusDoc, prev *statusDoc) {
 	}
 	fmt.Fprintf(w, "host      %s  version %s  %s  up %s  revision %d\n", url, st.Version, health,
 		(time.Duration(st.UptimeSeconds) * time.Second).String(), st.Revision)
-	fmt.Fprintf(w, "plugins   %d loaded, %d reloading, %d loading, %d failed\n",
-		st.Plugins["loaded"], st.Plugins["reloading"], st.Plugins["loading"], st.Plugins["failed"])
+	notReady := ""
+	if n := st.Plugins["not_ready"]; n > 0 { // loaded, but no instance could start
+		notReady = fmt.Sprintf(", %d not ready", n)
+	}
+	fmt.Fprintf(w, "plugins   %d loaded%s, %d reloading, %d loading, %d failed\n",
+		st.Plugins["loaded"], notReady, st.Plugins["reloading"], st.Plugins["loading"], st.Plugins["failed"])
 	p := st.Pool
 	fmt.Fprintf(w, "pool      %d instances (%d idle, %d busy), %d discarded; %d calls running\n",
 		p.Instances.Live, p.Instances.Idle, p.Instances.Busy, p.Instances.Discarded, p.CallsRunning)

@@ -119,18 +119,14 @@ func waitHealthTLS(t *testing.T, h *hostProc, caFile string) {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pem)
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 5 * time.Second}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		resp, err := hc.Get(h.url + "/health")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				return
-			}
+	if !pollEvery(60*time.Second, 50*time.Millisecond, func() bool {
+		var resp *http.Response
+		if resp, err = hc.Get(h.url + "/health"); err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("health never answered over TLS: %v\n%s", err, h.stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	}) {
+		t.Fatalf("health never answered over TLS: %v\n%s", err, h.stderr.String())
 	}
 }

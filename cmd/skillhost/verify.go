@@ -27,7 +27,7 @@ func newVerifyTaskCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify-task [FILE|-] | --id ID [--url URL]",
 		Short: "Verify an A2A task's signed provenance chain and name the link that fails",
-		Long: `verify-task checks every link of a task's provenance chain (README "Signing"): order, hash links,
+		Long: `verify-task checks every link of a task's provenance chain (docs/guides/signing.md): order, hash links,
 signatures, transitions, the task's state, its artifacts and the facts of its first link. The task is
 read from FILE (or stdin: no argument or -) as its v1.0 JSON, a GetTask JSON-RPC response or a
 SendMessage result; or fetched with --id from the host at --url (GetTask, with --api-key).

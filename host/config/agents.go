@@ -11,7 +11,7 @@ import (
 )
 
 // Agents configures agent/call beyond this host's plugins: remote A2A peers
-// and the limit on nested calls (README "Remote agents").
+// and the limit on nested calls (docs/guides/remote-agents.md).
 type Agents struct {
 	// Remote are the A2A peers reachable through agent/call, the agent_call
 	// host function and plan steps of type "agent". Default: none.
@@ -33,8 +33,10 @@ type RemoteAgent struct {
 	// URL is the peer's base URL; its card is read from
 	// <url>/.well-known/agent-card.json.
 	URL string `koanf:"url"`
-	// Agent is the agent the call is addressed to on a skillhost peer (its
-	// target_agent_id, a plugin name there). Default: ID.
+	// Agent picks one plugin of a skillhost peer (its target_agent_id
+	// there): calls go to that plugin's skills only. Default: none — the
+	// peer is one agent whose methods are its skills (skill/execute there),
+	// as any A2A peer is.
 	Agent string `koanf:"agent"`
 	// Fallback lists agents (remote ids or local plugin names) tried in
 	// order when this one fails retryably or its breaker is open.
@@ -131,7 +133,6 @@ func RemoteDefaults() RemoteAgent {
 // Agent set to ID when empty.
 func (r RemoteAgent) WithDefaults() RemoteAgent {
 	d := RemoteDefaults()
-	setIfZero(&r.Agent, r.ID)
 	setIfZero(&r.Timeout, d.Timeout)
 	setIfZero(&r.AttemptTimeout, min(d.AttemptTimeout, r.Timeout))
 	setIfZero(&r.CardTTL, d.CardTTL)

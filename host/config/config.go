@@ -4,8 +4,9 @@ import "time"
 
 // Config is the whole host configuration. Defaults declares every key's
 // default, once: internal packages take their section as it is, and the
-// README's configuration tables and examples/config/skillhost.yaml are
-// checked against it (TestConfigDocumented).
+// configuration reference (docs/reference/config.md) and
+// examples/config/skillhost.yaml are checked against it
+// (TestConfigDocumented).
 type Config struct {
 	// Listen is the HTTP address. Empty disables HTTP (stdio only).
 	Listen string `koanf:"listen"`
@@ -45,6 +46,9 @@ type Config struct {
 	Events   Events   `koanf:"events"`
 	// MCP configures the MCP sessions of POST /mcp.
 	MCP MCP `koanf:"mcp"`
+	// GRPC serves the A2A gRPC binding on a listener of its own (off by
+	// default).
+	GRPC GRPC `koanf:"grpc"`
 	// Tracing exports OpenTelemetry spans (off by default).
 	Tracing Tracing `koanf:"tracing"`
 	// Identity is the host's signing keys (cards, task provenance).
@@ -74,7 +78,7 @@ type Tracing struct {
 	SampleRatio float64 `koanf:"sample_ratio"`
 }
 
-// Identity configures the host's signing keys (README "Signing").
+// Identity configures the host's signing keys (docs/guides/signing.md).
 type Identity struct {
 	// KeyFile lists PEM private key files (skillhost keygen): one key, or an
 	// Ed25519 and an ML-DSA-65 key for hybrid signatures. Empty: nothing is
@@ -82,7 +86,7 @@ type Identity struct {
 	KeyFile []string `koanf:"key_file"`
 }
 
-// Trust is the plugin signature policy (README "Plugin signatures").
+// Trust is the plugin signature policy (docs/guides/signing.md, "Plugin signatures").
 type Trust struct {
 	// RequireSignatures refuses every plugin without a valid plugin.sig by
 	// one of Publishers. A plugin whose signature is broken or no longer
@@ -101,7 +105,7 @@ type Sandbox struct {
 	MaxLiveBytes ByteSize `koanf:"max_live_bytes"`
 }
 
-// Auth configures API keys and the per-key limits (README "Security").
+// Auth configures API keys and the per-key limits (docs/guides/security.md).
 type Auth struct {
 	// Keys are the API keys; empty: HTTP serves loopback clients only.
 	Keys   []AuthKey  `koanf:"keys"`
@@ -183,7 +187,7 @@ type Push struct {
 }
 
 // Delivery configures the outbound delivery service that POSTs A2A push
-// notifications and plan webhooks (README "Outbound deliveries").
+// notifications and plan webhooks (docs/guides/plans-and-events.md, "Outbound deliveries").
 type Delivery struct {
 	// MaxPending caps the deliveries waiting on one host, all keys
 	// together; past it the submitting key loses its own oldest waiting
@@ -385,6 +389,7 @@ func Defaults() Config {
 		Events: Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256,
 			MaxSubscribersPerKey: 64},
 		MCP:      MCP{MaxSessions: 1024, MaxSessionsPerKey: 256},
+		GRPC:     DefaultGRPC(),
 		Tracing:  Tracing{SampleRatio: 1},
 		Identity: Identity{KeyFile: []string{}},
 		Trust:    Trust{Publishers: []string{}},

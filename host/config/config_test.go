@@ -133,6 +133,11 @@ func TestLoadRejects(t *testing.T) {
 		{"plans per key", "plans:\n  max_per_key: 0\n", nil, "config plans.max_per_key: must be greater than zero"},
 		{"plan bytes per key under two records", "plans:\n  max_bytes_per_key: 1MiB\n", nil, "config plans.max_bytes_per_key: 1MiB"},
 		{"plans reserve over half the bucket", "plans:\n  reserve: 1GiB\n", nil, "config plans.reserve: 1GiB"},
+		{"grpc listen not host:port", "grpc:\n  listen: grpc\n", nil, `config grpc.listen: "grpc" is not host:port`},
+		{"grpc on the http port", "listen: 127.0.0.1:8080\ngrpc:\n  listen: 127.0.0.1:8080\n", nil, "gRPC needs a port of its own"},
+		{"plain grpc on every interface", "grpc:\n  listen: 0.0.0.0:9090\n", nil, `config grpc.listen: "0.0.0.0:9090" is not a loopback address`},
+		{"grpc share over the cap", "grpc:\n  max_conns: 8\n", nil, "config grpc.max_conns_per_addr: 64 must be 0 (no per-address share) up to grpc.max_conns (8)"},
+		{"grpc streams", "grpc:\n  max_concurrent_streams: 0\n", nil, "config grpc.max_concurrent_streams: 0 must be 1..10000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -258,5 +263,44 @@ func TestLoadMCPStdioFlag(t *testing.T) {
 		if got.MCPStdio != tt.want {
 			t.Errorf("%v with mcp_stdio: true in the file: MCPStdio = %v, want %v", tt.args, got.MCPStdio, tt.want)
 		}
+	}
+}
+
+// TestLoadGRPC: gRPC is off by default; grpc.listen turns it on from any
+// layer, on a non-loopback address only with TLS (or
+// http.allow_insecure_remote) as for HTTP.
+func TestLoadGRPC(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		file    string
+		environ []string
+		want    string
+	}{
+		{"default off", "", nil, ""},
+		{"env", "", []string{"SKILLHOST_GRPC__LISTEN=127.0.0.1:9090"}, "127.0.0.1:9090"},
+		{"file with TLS everywhere", "listen: 0.0.0.0:8443\nhttp:\n  tls: {cert_file: c.pem, key_file: k.pem}\ngrpc:\n  listen: 0.0.0.0:9443\n", nil, "0.0.0.0:9443"},
+		{"behind a proxy", "http:\n  allow_insecure_remote: true\ngrpc:\n  listen: 0.0.0.0:9090\n", nil, "0.0.0.0:9090"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			src := config.Sources{Environ: tt.environ}
+			if src.Environ == nil {
+				src.Environ = []string{}
+			}
+			if tt.file != "" {
+				src.File = writeFile(t, tt.file)
+			}
+			got, err := config.Load(src)
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			want := config.DefaultGRPC()
+			want.Listen = tt.want
+			if diff := cmp.Diff(want, got.GRPC); diff != "" {
+				t.Errorf("grpc (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -112,6 +112,9 @@ func Load(src Sources) (Config, error) {
 	if err := checkItemKeys(k, "sources.oci", OCISource{}); err != nil {
 		return Config{}, err
 	}
+	if err := checkItemKeys(k, "policy.skill_rates", SkillRate{}); err != nil {
+		return Config{}, err
+	}
 	var cfg Config
 	if err := k.UnmarshalWithConf("", &cfg, koanf.UnmarshalConf{Tag: "koanf"}); err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
@@ -287,6 +290,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.validateSources()...)
 	errs = append(errs, c.validatePluginSettings()...)
 	errs = append(errs, c.validateShares()...)
+	errs = append(errs, c.validateGRPC()...)
 	if c.Plans.MaxCrashes > 100 {
 		bad("plans.max_crashes", "must be at most 100")
 	}

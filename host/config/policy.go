@@ -64,6 +64,10 @@ type Policy struct {
 	// QueueWait is how long a call waits for a free instance before failing
 	// with pool_saturated. Default: 100ms.
 	QueueWait time.Duration `koanf:"queue_wait"`
+	// SkillRates limit how often skills may be called, per key or for all
+	// callers together (see SkillRate). Every rule matching a skill
+	// applies. Default: none.
+	SkillRates []SkillRate `koanf:"skill_rates"`
 }
 
 // DefaultPolicy returns the defaults documented on Policy.
@@ -77,6 +81,7 @@ func DefaultPolicy() Policy {
 		MaxModuleBytes: 64 * MiB,
 		WarmInstances:  1,
 		QueueWait:      100 * time.Millisecond,
+		SkillRates:     []SkillRate{},
 	}
 }
 
@@ -155,5 +160,6 @@ func (p Policy) Validate() error {
 			bad(fmt.Sprintf("allowed_path_prefixes[%d]", i), "%q must be an absolute path", pre)
 		}
 	}
+	errs = append(errs, validateSkillRates(p.SkillRates)...)
 	return errors.Join(errs...)
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // PluginSources are where plugins come from besides the plugin folder
-// (README "Plugins from an OCI registry").
+// (docs/guides/plugins.md, "Plugins from an OCI registry").
 type PluginSources struct {
 	// OCI are plugins pulled from OCI registries into <data>/plugins-oci.
 	// Default: none.

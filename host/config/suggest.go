@@ -49,7 +49,7 @@ func checkKeys(keys []string, known map[string]bool, where string, name func(str
 		return nil
 	}
 	sort.Strings(unknown)
-	return fmt.Errorf("config %s: unknown key(s) %s (see the README's configuration table)", where, strings.Join(unknown, ", "))
+	return fmt.Errorf("config %s: unknown key(s) %s (see the configuration table in docs/reference/config.md)", where, strings.Join(unknown, ", "))
 }
 
 // fileKey spells a key as a YAML file does.

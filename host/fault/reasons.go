@@ -1,7 +1,7 @@
 package fault
 
 // Reasons are the machine-readable `reason` strings of error data. They are
-// part of the public contract: the README's error table lists each one with
+// part of the public contract: docs/reference/errors.md lists each one with
 // its code (a test compares the two). Add, never rename. No other package
 // declares a reason.
 const (
@@ -111,7 +111,7 @@ const (
 )
 
 // reasonKinds lists every reason with the kinds it is raised with: the pairs
-// a client may see. The README's error table lists the same pairs, and a test
+// a client may see. docs/reference/errors.md lists the same pairs, and a test
 // checks that every fault.New/Newf/Wrap in the host names one of them.
 var reasonKinds = map[string][]Kind{
 	ReasonParse:          {Parse},

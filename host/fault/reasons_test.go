@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // declaredReasons parses reasons.go: Reason* constant name → value.
@@ -77,24 +78,30 @@ func hasKind(ks []Kind, k Kind) bool {
 	return false
 }
 
-// TestReadmeErrorTable: the README's error table lists exactly the (code,
-// reason) pairs of reasonKinds.
-func TestReadmeErrorTable(t *testing.T) {
+// errorsDoc is the error reference; its "## Codes and reasons" table lists
+// every (code, reason) pair a client may see.
+const errorsDoc = "../../docs/reference/errors.md"
+
+// TestErrorReferenceTable: the error reference's table lists exactly the
+// (code, reason) pairs of reasonKinds, and each row's HTTP column the kind's
+// status and the reasons with a status of their own (reasonRules).
+func TestErrorReferenceTable(t *testing.T) {
 	t.Parallel()
-	f, err := os.Open("../../README.md")
+	f, err := os.Open(errorsDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	code := regexp.MustCompile(`^-\d+`)
 	reason := regexp.MustCompile("`([a-z0-9_]+)`")
-	var readme []string
+	var doc []string
 	in, rows := false, 0
 	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
-		case line == "## Errors":
+		case line == "## Codes and reasons":
 			in = true
 			continue
 		case !in:
@@ -110,19 +117,29 @@ func TestReadmeErrorTable(t *testing.T) {
 		}
 		cols := strings.Split(line, "|")
 		if len(cols) < 6 {
-			t.Fatalf("README error table row has %d columns: %s", len(cols)-2, line)
+			t.Fatalf("%s: error table row has %d columns: %s", errorsDoc, len(cols)-2, line)
 		}
 		c := code.FindString(strings.TrimSpace(cols[2]))
 		if c == "" {
 			continue // header and separator
 		}
 		rows++
+		var reasons []string
 		for _, m := range reason.FindAllStringSubmatch(cols[4], -1) {
-			readme = append(readme, c+" "+m[1])
+			doc = append(doc, c+" "+m[1])
+			reasons = append(reasons, m[1])
 		}
+		if len(cols) < 7 {
+			t.Errorf("%s: error table row has no HTTP column: %s", errorsDoc, line)
+			continue
+		}
+		checkDocHTTP(t, c, reasons, strings.TrimSpace(cols[5]))
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
 	if rows == 0 {
-		t.Fatal("README.md has no error table under ## Errors")
+		t.Fatalf("%s has no error table under ## Codes and reasons", errorsDoc)
 	}
 	var want []string
 	for r, kinds := range reasonKinds {
@@ -130,12 +147,40 @@ func TestReadmeErrorTable(t *testing.T) {
 			want = append(want, fmt.Sprintf("%d %s", k.Code(), r))
 		}
 	}
-	sort.Strings(readme)
-	readme = compactStrings(readme)
+	sort.Strings(doc)
+	doc = compactStrings(doc)
 	sort.Strings(want)
 	want = compactStrings(want)
-	if diff := cmp.Diff(want, readme); diff != "" {
-		t.Errorf("README error table vs host/fault (-code +README):\n%s", diff)
+	if diff := cmp.Diff(want, doc); diff != "" {
+		t.Errorf("%s error table vs host/fault (-code +doc):\n%s", errorsDoc, diff)
+	}
+}
+
+// checkDocHTTP checks the HTTP cell of the error table's row of code whose
+// reasons are listed: "<kind's status>[; <status> `reason`, …]".
+func checkDocHTTP(t *testing.T, code string, reasons []string, cell string) {
+	t.Helper()
+	k, ok := Kind(0), false
+	for _, x := range Kinds() {
+		if strconv.Itoa(x.Code()) == code && len(reasons) > 0 && Declared(reasons[0], x) {
+			k, ok = x, true
+		}
+	}
+	if !ok {
+		t.Errorf("error table row %s: no kind declares its first reason", code)
+		return
+	}
+	want := strconv.Itoa(k.HTTPStatus())
+	var own []string
+	for _, r := range reasons {
+		if rule := reasonRules[r]; rule.http != 0 && Declared(r, k) {
+			own = append(own, fmt.Sprintf("%d `%s`", rule.http, r))
+		}
+	}
+	got := regexp.MustCompile(`^\d{3}`).FindString(cell)
+	gotOwn := regexp.MustCompile("\\d{3} `[a-z_]+`").FindAllString(cell, -1)
+	if got != want || !cmp.Equal(own, gotOwn, cmpopts.EquateEmpty()) {
+		t.Errorf("error table row %s (%v): HTTP %q, want %s then %v", code, k, cell, want, own)
 	}
 }
 
@@ -227,7 +272,7 @@ func checkFile(t *testing.T, path string, names map[string]string, kinds map[str
 			}
 			if ks, ok := kindExpr.(*ast.SelectorExpr); ok {
 				if k, known := kinds[ks.Sel.Name]; known && !hasKind(reasonKinds[value], k) {
-					t.Errorf("%s: reason %q with kind %v: add the pair to reasonKinds and the README error table", pos, value, k)
+					t.Errorf("%s: reason %q with kind %v: add the pair to reasonKinds and the error table of docs/reference/errors.md", pos, value, k)
 				}
 			}
 		default:

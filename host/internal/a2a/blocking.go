@@ -142,7 +142,7 @@ func (s *Service) stop(id a2av1.TaskID, cause *fault.Error) {
 	s.mu.Unlock()
 	if r != nil {
 		r.cancel(cause)
-	} else if err := s.events.nc.Publish(CancelSubject+string(id), nil); err != nil {
+	} else if err := s.events.st.Signal(CancelSubject + string(id)); err != nil {
 		// The task is canceled in the store either way; its host stops the
 		// call when the message arrives, or at the call's deadline.
 		s.log.Warn("a2a: cancel not sent to the task's host", "task_id", id, "err", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/store"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // streamMsgs is the number of messages the stream of bucket holds.
@@ -84,7 +85,7 @@ func TestBlockingTaskWhileItRuns(t *testing.T) {
 		done <- sent{task, err}
 	}()
 	var id a2av1.TaskID
-	for deadline := time.Now().Add(30 * time.Second); id == ""; time.Sleep(20 * time.Millisecond) {
+	if !testutil.PollEvery(30*time.Second, 20*time.Millisecond, func() bool {
 		list, err := cl.ListTasks(ctx, &a2av1.ListTasksRequest{ContextID: "while-it-runs"})
 		if err != nil {
 			t.Fatal(err)
@@ -92,9 +93,9 @@ func TestBlockingTaskWhileItRuns(t *testing.T) {
 		if len(list.Tasks) == 1 && list.Tasks[0].Status.State == a2av1.TaskStateWorking {
 			id = list.Tasks[0].ID
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the running task was never listed")
-		}
+		return id != ""
+	}) {
+		t.Fatal("the running task was never listed")
 	}
 	if got, err := cl.GetTask(ctx, &a2av1.GetTaskRequest{ID: id}); err != nil || got.Status.State != a2av1.TaskStateWorking {
 		t.Fatalf("GetTask of the running task: %v, %v", got, err)

@@ -70,6 +70,7 @@ type CardConfig struct {
 	ProviderURL      string // provider URL; default BaseURL
 	DocumentationURL string // optional
 	Stdio            bool   // the stdio transport is served: advertise its binding
+	GRPC             string // host:port of the gRPC binding (grpc.listen); "" = not served
 	APIKeyAuth       bool   // clients authenticate with the X-API-Key header
 	BearerAuth       bool   // clients authenticate with Authorization: Bearer
 	Push             bool   // push notifications are served (capabilities.pushNotifications)
@@ -141,8 +142,11 @@ func buildCard(cfg CardConfig, name, desc, version, tenant string, plugins []*pl
 	ifaces := []*a2av1.AgentInterface{
 		{URL: rpc, ProtocolBinding: a2av1.TransportProtocolJSONRPC, ProtocolVersion: Version10, Tenant: tenant},
 		{URL: cfg.BaseURL + RESTPath, ProtocolBinding: a2av1.TransportProtocolHTTPJSON, ProtocolVersion: Version10, Tenant: tenant},
-		{URL: rpc, ProtocolBinding: a2av1.TransportProtocolJSONRPC, ProtocolVersion: Version03, Tenant: tenant},
 	}
+	if cfg.GRPC != "" { // gRPC interfaces are host:port (A2A v1.0), the plugin a tenant as on the other bindings
+		ifaces = append(ifaces, &a2av1.AgentInterface{URL: cfg.GRPC, ProtocolBinding: a2av1.TransportProtocolGRPC, ProtocolVersion: Version10, Tenant: tenant})
+	}
+	ifaces = append(ifaces, &a2av1.AgentInterface{URL: rpc, ProtocolBinding: a2av1.TransportProtocolJSONRPC, ProtocolVersion: Version03, Tenant: tenant})
 	if cfg.Stdio {
 		ifaces = append(ifaces, &a2av1.AgentInterface{URL: StdioURL, ProtocolBinding: BindingStdio, ProtocolVersion: Version10, Tenant: tenant})
 	}
@@ -178,13 +182,23 @@ func buildCard(cfg CardConfig, name, desc, version, tenant string, plugins []*pl
 		PushNotifications: cfg.Push,
 		Extensions: []a2av1.AgentExtension{
 			{URI: ExtCleverAgents, Description: "skillhost's _cleveragents/* JSON-RPC dialect (sessions, context, skill/execute, agent/call, plans) on the same endpoint",
-				Params: map[string]any{"methods": CleverAgentsMethods}},
+				Params: map[string]any{"methods": anySlice(CleverAgentsMethods)}},
 			{URI: ExtLimits, Description: "effective sandbox limits of every skill (per-call timeout, linear memory cap, output cap, parallel instances)",
 				Params: map[string]any{"skills": limits}},
 		},
 	}
 	addSecurity(cfg, card)
 	return card
+}
+
+// anySlice is ss as []any: extension params hold JSON values only, which
+// the protobuf card of the gRPC binding (structpb) requires.
+func anySlice(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
 
 func sortedPlugins(in []*plugin.Plugin) []*plugin.Plugin {
@@ -214,6 +228,9 @@ func CardSkill(p *plugin.Plugin, s *plugin.Skill) a2av1.AgentSkill {
 	}
 	if out.Description == "" {
 		out.Description = fmt.Sprintf("%s (plugin %s)", out.Name, p.Manifest.Name)
+	}
+	if len(out.Tags) == 0 { // tags are REQUIRED (and a2a-go's protobuf card refuses none): the plugin's name
+		out.Tags = []string{p.Manifest.Name}
 	}
 	if len(out.InputModes) == 0 {
 		out.InputModes = InputModes

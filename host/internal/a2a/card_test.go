@@ -15,6 +15,7 @@ import (
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2apb/v1/pbconv"
 	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -131,6 +132,9 @@ func TestCardIsValidAndTruthful(t *testing.T) {
 		{"hybrid with auth", a2a.CardConfig{BaseURL: "https://agents.example", Version: "1.4.0", Stdio: true, APIKeyAuth: true, BearerAuth: true},
 			[]string{"JSONRPC 1.0 https://agents.example/rpc", "HTTP+JSON 1.0 https://agents.example/a2a", "JSONRPC 0.3 https://agents.example/rpc", a2a.BindingStdio + " 1.0 stdio:"},
 			[]string{"apiKey", "bearer"}},
+		{"with gRPC", a2a.CardConfig{BaseURL: "https://agents.example", Version: "1.4.0", GRPC: "agents.example:9443", APIKeyAuth: true, BearerAuth: true},
+			[]string{"JSONRPC 1.0 https://agents.example/rpc", "HTTP+JSON 1.0 https://agents.example/a2a", "GRPC 1.0 agents.example:9443", "JSONRPC 0.3 https://agents.example/rpc"},
+			[]string{"apiKey", "bearer"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,6 +148,9 @@ func TestCardIsValidAndTruthful(t *testing.T) {
 				t.Error("no ETag")
 			}
 			m := mustValidCard(t, sch, body)
+			if _, err := pbconv.ToProtoAgentCard(a2a.BuildCard(tt.cfg, snap)); err != nil {
+				t.Errorf("the card has no protobuf form (the gRPC binding's GetExtendedAgentCard): %v", err)
+			}
 			card, err := parseWithA2AGo(body)
 			if err != nil {
 				t.Fatal(err)
@@ -379,4 +386,19 @@ func mustNoNulls(t *testing.T, body []byte) {
 		}
 	}
 	walk("$", v)
+}
+
+// TestCardSkillTags: tags are required; a skill whose manifest has none
+// is tagged with its plugin's name, so the card also has a protobuf form
+// (the gRPC binding refuses skills without tags).
+func TestCardSkillTags(t *testing.T) {
+	t.Parallel()
+	p := testPlugin("text-tools", "1.0.0", "upper")
+	p.Manifest.Skills[0].Tags = nil
+	if diff := cmp.Diff([]string{"text-tools"}, a2a.CardSkill(p, p.Manifest.Skills[0]).Tags); diff != "" {
+		t.Errorf("tags (-want +got):\n%s", diff)
+	}
+	if _, err := pbconv.ToProtoAgentCard(a2a.BuildCard(a2a.CardConfig{}, &plugin.Snapshot{Plugins: []*plugin.Plugin{p}})); err != nil {
+		t.Errorf("protobuf card: %v", err)
+	}
 }

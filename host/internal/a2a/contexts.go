@@ -2,13 +2,10 @@ package a2a
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
@@ -41,7 +38,7 @@ type contextRecord struct {
 // for concurrent use. Open it with OpenContexts; Run sweeps idle ones.
 type Contexts struct {
 	st   *store.Store
-	kv   jetstream.KeyValue
+	kv   *store.Bucket[contextRecord]
 	idle time.Duration
 	log  *slog.Logger
 }
@@ -55,9 +52,9 @@ func OpenContexts(ctx context.Context, st *store.Store, idle time.Duration, log 
 	if idle <= 0 {
 		return nil, fmt.Errorf("a2a: a2a.context_idle %v: must be positive", idle)
 	}
-	kv, err := st.KeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: ContextsBucket, Description: "skillhost A2A contexts (contextId → session)", History: 1,
-		TTL: idle + time.Hour, MaxValueSize: 4 << 10, Storage: jetstream.FileStorage,
+	kv, err := store.OpenBucket[contextRecord](ctx, st, store.BucketConfig{
+		Name: ContextsBucket, Description: "skillhost A2A contexts (contextId → session)",
+		TTL: idle + time.Hour, MaxValueBytes: 4 << 10, What: "A2A context",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("a2a: contexts bucket: %w", err)
@@ -77,30 +74,31 @@ func (c *Contexts) session(ctx context.Context, who auth.Principal, contextID st
 	for range 3 {
 		e, err := c.kv.Get(ctx, key)
 		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
+		case errors.Is(err, store.ErrNotFound):
 			id, err := c.create(ctx, who, key, contextID, maxOpen)
-			if errors.Is(err, jetstream.ErrKeyExists) {
+			if errors.Is(err, store.ErrExists) {
 				continue // another message of the context won the race
 			}
 			return id, err
+		case errors.Is(err, store.ErrUndecodable):
+			_ = c.kv.Delete(ctx, key, e.Revision)
+			continue
 		case err != nil:
-			return "", fault.Wrap(fault.Internal, fault.ReasonStoreUnavailable, err, "A2A context store unavailable")
+			return "", err
 		}
-		var rec contextRecord
-		if err := json.Unmarshal(e.Value(), &rec); err != nil || rec.Owner != owner {
-			_ = c.kv.Delete(ctx, key, jetstream.LastRevision(e.Revision()))
+		rec := e.Value
+		if rec.Owner != owner {
+			_ = c.kv.Delete(ctx, key, e.Revision)
 			continue
 		}
 		if _, err := c.st.OwnedSession(ctx, rec.SessionID, who.Owns); err != nil {
 			// closed by its owner (session/close) or expired: start anew
-			_ = c.kv.Delete(ctx, key, jetstream.LastRevision(e.Revision()))
+			_ = c.kv.Delete(ctx, key, e.Revision)
 			continue
 		}
 		if time.Since(rec.Touched) > c.idle/8 { // refresh, at most a few writes per idle period
 			rec.Touched = time.Now().UTC()
-			if b, err := json.Marshal(rec); err == nil {
-				_, _ = c.kv.Update(ctx, key, b, e.Revision())
-			}
+			_, _ = c.kv.Replace(ctx, key, rec, e.Revision) // lost to a concurrent refresh: fine
 		}
 		return rec.SessionID, nil
 	}
@@ -112,16 +110,10 @@ func (c *Contexts) create(ctx context.Context, who auth.Principal, key, contextI
 	if err != nil {
 		return "", err
 	}
-	b, err := json.Marshal(contextRecord{SessionID: sess.ID, Owner: who.Owner(), ContextID: contextID, Touched: time.Now().UTC()})
-	if err == nil {
-		_, err = c.kv.Create(ctx, key, b)
-	}
+	_, err = c.kv.Create(ctx, key, &contextRecord{SessionID: sess.ID, Owner: who.Owner(), ContextID: contextID, Touched: time.Now().UTC()})
 	if err != nil {
 		_, _ = c.st.CloseSession(context.WithoutCancel(ctx), sess.ID)
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			return "", err
-		}
-		return "", fault.Wrap(fault.Internal, fault.ReasonStoreUnavailable, err, "A2A context store unavailable")
+		return "", err // store.ErrExists: the caller reads the winner's
 	}
 	return sess.ID, nil
 }
@@ -130,25 +122,23 @@ func (c *Contexts) create(ctx context.Context, who auth.Principal, key, contextI
 // expiry; it returns how many it closed. Hosts sweep concurrently: a
 // revision-checked delete lets one win, and a context used meanwhile stays.
 func (c *Contexts) sweep(ctx context.Context) (int, error) {
-	lister, err := c.kv.ListKeys(ctx)
-	if err != nil {
-		if errors.Is(err, jetstream.ErrNoKeysFound) {
-			return 0, nil
-		}
-		return 0, err
-	}
-	defer func() { _ = lister.Stop() }()
 	closed := 0
-	for key := range lister.Keys() {
-		e, err := c.kv.Get(ctx, key)
+	for key, err := range c.kv.Keys(ctx, "") {
 		if err != nil {
+			return closed, err
+		}
+		e, err := c.kv.Get(ctx, key)
+		if err != nil && !errors.Is(err, store.ErrUndecodable) {
 			continue
 		}
 		var rec contextRecord
-		if json.Unmarshal(e.Value(), &rec) == nil && time.Since(rec.Touched) <= c.idle {
-			continue
+		if e.Value != nil {
+			if time.Since(e.Value.Touched) <= c.idle {
+				continue
+			}
+			rec = *e.Value
 		}
-		if c.kv.Delete(ctx, key, jetstream.LastRevision(e.Revision())) != nil {
+		if c.kv.Delete(ctx, key, e.Revision) != nil {
 			continue
 		}
 		if rec.SessionID != "" {

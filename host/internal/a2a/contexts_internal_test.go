@@ -7,6 +7,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/store"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // A context maps to one session per principal; once idle past its expiry
@@ -40,18 +41,16 @@ func TestContextsIdleExpiry(t *testing.T) {
 	if n, err := c.sweep(ctx); err != nil || n != 0 {
 		t.Fatalf("sweep of fresh contexts closed %d (%v)", n, err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	poll := time.NewTicker(100 * time.Millisecond)
-	defer poll.Stop()
-	for closed := 0; closed < 2; <-poll.C {
+	closed := 0
+	if !testutil.PollEvery(30*time.Second, 100*time.Millisecond, func() bool {
 		n, err := c.sweep(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		closed += n
-		if time.Now().After(deadline) {
-			t.Fatalf("idle contexts not swept after 30s (%d closed)", closed)
-		}
+		return closed >= 2
+	}) {
+		t.Fatalf("idle contexts not swept after 30s (%d closed)", closed)
 	}
 	if s, err := st.Session(ctx, first); err != nil || s.Status != store.StatusClosed {
 		t.Errorf("the idle context's session: %+v, %v; want closed", s, err)

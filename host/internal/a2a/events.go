@@ -11,8 +11,6 @@ import (
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/internal/store"
 )
@@ -53,10 +51,9 @@ type event struct {
 
 // events publishes and reads task events. It is safe for concurrent use.
 type events struct {
-	js     jetstream.JetStream
-	nc     *nats.Conn
-	stream jetstream.Stream
-	log    *slog.Logger
+	st  *store.Store // cancels (Signal, Listen)
+	lg  *store.Log
+	log *slog.Logger
 
 	mu       sync.Mutex
 	subs     map[a2av1.TaskID]int // open subscriptions per task on this host
@@ -65,25 +62,19 @@ type events struct {
 
 // openEvents creates or updates the events stream on st.
 func openEvents(ctx context.Context, st *store.Store, log *slog.Logger) (*events, error) {
-	js := st.JetStream()
-	stream, err := st.Stream(ctx, jetstream.StreamConfig{
-		Name:              EventsStream,
-		Description:       "skillhost A2A task events (status, progress, artifacts), for subscribers on any host",
-		Subjects:          []string{EventsSubject + "*"},
-		Storage:           jetstream.FileStorage,
-		Replicas:          st.Replicas(),
-		MaxAge:            eventsMaxAge,
-		MaxMsgsPerSubject: eventsPerTask,
-		MaxBytes:          eventsMaxBytes,
-		MaxMsgSize:        int32(st.MaxRecordBytes()),
-		Discard:           jetstream.DiscardOld,
-		Duplicates:        time.Minute,
-		AllowDirect:       st.Replicas() == 1, // leader reads when replicated, as the store's buckets
+	lg, err := st.OpenLog(ctx, store.LogConfig{
+		Name:          EventsStream,
+		Description:   "skillhost A2A task events (status, progress, artifacts), for subscribers on any host",
+		Subjects:      []string{EventsSubject + "*"},
+		MaxAge:        eventsMaxAge,
+		MaxPerSubject: eventsPerTask,
+		MaxBytes:      eventsMaxBytes,
+		Dedupe:        time.Minute,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("a2a: events stream: %w", err)
 	}
-	return &events{js: js, nc: js.Conn(), stream: stream, log: log,
+	return &events{st: st, lg: lg, log: log,
 		subs: map[a2av1.TaskID]int{}, progress: map[a2av1.TaskID]int{}}, nil
 }
 
@@ -95,11 +86,7 @@ func (b *events) publish(ctx context.Context, id a2av1.TaskID, e event) error {
 	if err != nil {
 		return fmt.Errorf("a2a: encode event: %w", err)
 	}
-	msg := nats.NewMsg(EventsSubject + string(id))
-	msg.Data = data
-	if e.final {
-		msg.Header.Set(hdrFinal, "1")
-	}
+	entry := e.entry(id, data)
 	if e.progress {
 		b.mu.Lock()
 		n := b.progress[id] + 1
@@ -111,11 +98,25 @@ func (b *events) publish(ctx context.Context, id a2av1.TaskID, e event) error {
 			}
 			return nil
 		}
-		msg.Header.Set(hdrProgress, "1")
-		return b.nc.PublishMsg(msg)
+		return b.lg.AppendNoWait(entry)
 	}
-	_, err = b.js.PublishMsg(ctx, msg)
+	_, _, err = b.lg.Append(ctx, entry)
 	return err
+}
+
+// entry is the log entry of e for task id.
+func (e event) entry(id a2av1.TaskID, data []byte) store.LogEntry {
+	entry := store.LogEntry{Subject: EventsSubject + string(id), Data: data}
+	if e.final || e.progress {
+		entry.Header = map[string]string{}
+	}
+	if e.final {
+		entry.Header[hdrFinal] = "1"
+	}
+	if e.progress {
+		entry.Header[hdrProgress] = "1"
+	}
+	return entry
 }
 
 // publishAsync sends e for task id without waiting for the stream's
@@ -124,12 +125,8 @@ func (b *events) publish(ctx context.Context, id a2av1.TaskID, e event) error {
 func (b *events) publishAsync(id a2av1.TaskID, e event) {
 	data, err := json.Marshal(a2av1.StreamResponse{Event: e.ev})
 	if err == nil {
-		msg := nats.NewMsg(EventsSubject + string(id))
-		msg.Data = data
-		if e.final {
-			msg.Header.Set(hdrFinal, "1")
-		}
-		err = b.nc.PublishMsg(msg)
+		e.progress = false
+		err = b.lg.AppendNoWait(e.entry(id, data))
 	}
 	if err != nil {
 		b.log.Warn("a2a: task event not published", "task_id", id, "err", err)
@@ -145,14 +142,11 @@ func (b *events) done(id a2av1.TaskID) {
 
 // lastSeq is the stream sequence of the task's latest event (0: none yet).
 func (b *events) lastSeq(ctx context.Context, id a2av1.TaskID) (uint64, error) {
-	m, err := b.stream.GetLastMsgForSubject(ctx, EventsSubject+string(id))
-	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return 0, nil
-	}
+	seq, err := b.lg.LastSeq(ctx, EventsSubject+string(id))
 	if err != nil {
 		return 0, fmt.Errorf("a2a: task events: %w", err)
 	}
-	return m.Sequence, nil
+	return seq, nil
 }
 
 // subscribe reads the task's events after stream sequence after; ok is
@@ -165,23 +159,12 @@ func (b *events) subscribe(ctx context.Context, id a2av1.TaskID, after uint64) (
 	}
 	b.subs[id]++
 	b.mu.Unlock()
-	cfg := jetstream.OrderedConsumerConfig{
-		FilterSubjects:    []string{EventsSubject + string(id)},
-		InactiveThreshold: 30 * time.Second,
-	}
-	if after > 0 {
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
-	}
-	cons, err := b.stream.OrderedConsumer(ctx, cfg)
-	var it jetstream.MessagesContext
-	if err == nil {
-		it, err = cons.Messages()
-	}
+	r, err := b.lg.Read(ctx, store.ReadOptions{Subjects: []string{EventsSubject + string(id)}, After: after, Idle: 30 * time.Second})
 	if err != nil {
 		b.release(id)
 		return nil, true, fmt.Errorf("a2a: subscribe to task events: %w", err)
 	}
-	return &subscription{b: b, id: id, it: it}, true, nil
+	return &subscription{b: b, id: id, r: r}, true, nil
 }
 
 func (b *events) release(id a2av1.TaskID) {
@@ -196,7 +179,7 @@ func (b *events) release(id a2av1.TaskID) {
 type subscription struct {
 	b    *events
 	id   a2av1.TaskID
-	it   jetstream.MessagesContext
+	r    *store.LogReader
 	once sync.Once
 	done bool // the final event was returned
 }
@@ -207,22 +190,22 @@ func (s *subscription) next(ctx context.Context) (event, error) {
 		return event{}, io.EOF
 	}
 	for {
-		m, err := s.it.Next(jetstream.NextContext(ctx))
+		m, err := s.r.Next(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return event{}, ctx.Err()
 			}
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			if errors.Is(err, store.ErrLogClosed) {
 				return event{}, io.EOF
 			}
 			return event{}, fmt.Errorf("a2a: task events: %w", err)
 		}
 		var sr a2av1.StreamResponse
-		if err := json.Unmarshal(m.Data(), &sr); err != nil || sr.Event == nil {
+		if err := json.Unmarshal(m.Data, &sr); err != nil || sr.Event == nil {
 			s.b.log.Warn("a2a: undecodable task event skipped", "task_id", s.id, "err", err)
 			continue
 		}
-		e := event{ev: sr.Event, final: m.Headers().Get(hdrFinal) != "", progress: m.Headers().Get(hdrProgress) != ""}
+		e := event{ev: sr.Event, final: m.Header[hdrFinal] != "", progress: m.Header[hdrProgress] != ""}
 		s.done = e.final
 		return e, nil
 	}
@@ -231,16 +214,8 @@ func (s *subscription) next(ctx context.Context) (event, error) {
 // Close stops reading (the task goes on).
 func (s *subscription) Close() error {
 	s.once.Do(func() {
-		s.it.Stop()
+		_ = s.r.Close()
 		s.b.release(s.id)
 	})
 	return nil
-}
-
-// storeFault classifies a task store error (store.Fault): a full bucket is
-// -32106 storage_full, NATS not answering (a node failing over) -32603
-// store_unavailable, which clients may retry; anything else stays an
-// internal error.
-func storeFault(err error, op string) error {
-	return store.Fault(err, "a2a: "+op)
 }

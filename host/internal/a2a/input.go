@@ -186,10 +186,11 @@ func checkOutputModes(cfg *a2av1.SendMessageConfig) error {
 	return fault.New(fault.ContentTypeNotSupported, fault.ReasonContentType, "skill output is application/json or text/plain")
 }
 
-// errorMessage is the agent message a failed task's status carries.
+// errorMessage is the agent message a failed task's status carries: the
+// error as text, its fault.Summary as metadata.
 func errorMessage(t *a2av1.Task, err error) *a2av1.Message {
 	fe := fault.From(err)
 	m := a2av1.NewMessageForTask(a2av1.MessageRoleAgent, t, a2av1.NewTextPart(fe.Error()))
-	m.Metadata = map[string]any{"code": fe.Kind.Code(), "reason": fe.Reason, "kind": fe.Kind.String()}
+	m.Metadata = fe.Summary().Map()
 	return m
 }

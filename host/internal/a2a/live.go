@@ -2,17 +2,15 @@ package a2a
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/store"
 )
 
 // A blocking SendMessage acknowledges its task only in the reply that
@@ -43,10 +41,10 @@ func liveKey(owner string, id a2av1.TaskID) string {
 	return hashToken("owner:"+owner) + "." + string(id)
 }
 
-func openLive(ctx context.Context, kv func(context.Context, jetstream.KeyValueConfig) (jetstream.KeyValue, error), maxValue int32) (jetstream.KeyValue, error) {
-	return kv(ctx, jetstream.KeyValueConfig{
-		Bucket: LiveBucket, Description: "skillhost A2A tasks of blocking SendMessage calls while they run (memory)",
-		History: 1, TTL: liveTTL, MaxValueSize: maxValue, MaxBytes: liveBucketBytes, Storage: jetstream.MemoryStorage,
+func openLive(ctx context.Context, st *store.Store, maxValue int32) (*store.Bucket[Record], error) {
+	return store.OpenBucket[Record](ctx, st, store.BucketConfig{
+		Name: LiveBucket, Description: "skillhost A2A tasks of blocking SendMessage calls while they run (memory)",
+		TTL: liveTTL, MaxValueBytes: maxValue, MaxBytes: liveBucketBytes, Memory: true, What: "live a2a task",
 	})
 }
 
@@ -55,11 +53,7 @@ func openLive(ctx context.Context, kv func(context.Context, jetstream.KeyValueCo
 // the task visible, and its owner learns the id from the final reply. A
 // failure (the bucket is full) leaves the task invisible until it ends.
 func (s *TaskStore) putLive(rec *Record) {
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return
-	}
-	if err := s.nc.Publish("$KV."+LiveBucket+"."+liveKey(rec.Owner, rec.Task.ID), b); err != nil {
+	if err := s.live.PutNoWait(liveKey(rec.Owner, rec.Task.ID), rec); err != nil {
 		s.log.Debug("a2a: live task record not written", "task_id", rec.Task.ID, "err", err)
 	}
 }
@@ -69,10 +63,7 @@ func (s *TaskStore) putLive(rec *Record) {
 // readers prefer, is already stored, and the bucket's TTL removes a record
 // whose purge is lost.
 func (s *TaskStore) dropLive(owner string, id a2av1.TaskID) {
-	msg := nats.NewMsg("$KV." + LiveBucket + "." + liveKey(owner, id))
-	msg.Header.Set("KV-Operation", "PURGE")
-	msg.Header.Set(jetstream.MsgRollup, jetstream.MsgRollupSubject)
-	if err := s.nc.PublishMsg(msg); err != nil {
+	if err := s.live.PurgeNoWait(liveKey(owner, id)); err != nil {
 		s.log.Debug("a2a: live task record not purged (its TTL will)", "task_id", id, "err", err)
 	}
 }
@@ -80,17 +71,16 @@ func (s *TaskStore) dropLive(owner string, id a2av1.TaskID) {
 // getLive returns the live record of owner's task id (nil if none).
 func (s *TaskStore) getLive(ctx context.Context, owner string, id a2av1.TaskID) (*Record, error) {
 	e, err := s.live.Get(ctx, liveKey(owner, id))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrUndecodable) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("a2a: read live task: %w", err)
 	}
-	var rec Record
-	if err := json.Unmarshal(e.Value(), &rec); err != nil || rec.Task == nil || rec.Owner != owner {
-		return nil, nil
+	if rec := e.Value; rec.Task != nil && rec.Owner == owner {
+		return rec, nil
 	}
-	return &rec, nil
+	return nil, nil
 }
 
 // Owned returns owner's task id: its stored record, or, while a blocking
@@ -148,10 +138,10 @@ func (s *TaskStore) createFinal(ctx context.Context, rec *Record) (stored *Recor
 	var wg sync.WaitGroup
 	var indexErr error
 	wg.Go(func() { indexErr = s.putIndex(ctx, rec) })
-	_, err = s.kv.Create(ctx, string(rec.Task.ID), b)
+	_, err = s.kv.CreateRaw(ctx, string(rec.Task.ID), b)
 	wg.Wait()
 	p.Finish(ctx, err)
-	if errors.Is(err, jetstream.ErrKeyExists) {
+	if errors.Is(err, store.ErrExists) {
 		cur, gerr := s.Get(ctx, rec.Task.ID)
 		if gerr == nil && indexKey(cur) != indexKey(rec) {
 			s.dropIndex(ctx, indexKey(rec))
@@ -161,7 +151,7 @@ func (s *TaskStore) createFinal(ctx context.Context, rec *Record) (stored *Recor
 	if err != nil {
 		s.dropIndex(ctx, indexKey(rec))
 		rec.Quota = prev // what the ledger holds for the task, should it be written again
-		return nil, false, storeFault(err, "store task")
+		return nil, false, err
 	}
 	if indexErr != nil { // stored but not listed: report it rather than acknowledge it
 		return nil, false, indexErr
@@ -180,22 +170,20 @@ func (s *TaskStore) failWithout(rec *Record, cause error) error {
 
 // liveEntries lists owner's live tasks matching q, with their records.
 func (s *TaskStore) liveEntries(ctx context.Context, q ListQuery) ([]indexEntry, error) {
-	lister, err := s.live.ListKeysFiltered(ctx, hashToken("owner:"+q.Owner)+".*")
-	if err != nil {
-		return nil, fmt.Errorf("a2a: list live tasks: %w", err)
-	}
-	defer func() { _ = lister.Stop() }()
 	var out []indexEntry
-	for key := range lister.Keys() {
+	for key, err := range s.live.Keys(ctx, hashToken("owner:"+q.Owner)+".*") {
+		if err != nil {
+			return nil, fmt.Errorf("a2a: list live tasks: %w", err)
+		}
 		e, err := s.live.Get(ctx, key)
 		if err != nil {
-			continue // ended meanwhile
+			continue // ended meanwhile, or undecodable
 		}
-		var rec Record
-		if json.Unmarshal(e.Value(), &rec) != nil || rec.Task == nil || rec.Owner != q.Owner || !q.matches(&rec) {
+		rec := e.Value
+		if rec.Task == nil || rec.Owner != q.Owner || !q.matches(rec) {
 			continue
 		}
-		out = append(out, indexEntry{key: key, state: rec.State().V03(), updated: rec.Updated.UnixNano(), id: rec.Task.ID, rec: &rec})
+		out = append(out, indexEntry{key: key, state: rec.State().V03(), updated: rec.Updated.UnixNano(), id: rec.Task.ID, rec: rec})
 		if len(out) >= maxListScan {
 			break
 		}

@@ -14,14 +14,17 @@ import (
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/provenance"
 	"github.com/skillhost/skillhost/host/internal/store"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // taskJSON polls GetTask until the task is terminal and returns its JSON.
 func taskJSON(t *testing.T, url, id string) []byte {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		res, rerr := rpc(t, url, "GetTask", fmt.Sprintf(`{"id":%q}`, id), nil)
+	var res json.RawMessage
+	var state string
+	if !testutil.PollEvery(30*time.Second, 20*time.Millisecond, func() bool {
+		var rerr *rpcError
+		res, rerr = rpc(t, url, "GetTask", fmt.Sprintf(`{"id":%q}`, id), nil)
 		if rerr != nil {
 			t.Fatalf("GetTask: %+v", rerr)
 		}
@@ -29,15 +32,16 @@ func taskJSON(t *testing.T, url, id string) []byte {
 			Status struct{ State string } `json:"status"`
 		}
 		_ = json.Unmarshal(res, &task)
-		switch task.Status.State {
+		state = task.Status.State
+		switch state {
 		case "TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_REJECTED":
-			return res
+			return true
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("task %s still %s", id, task.Status.State)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("task %s still %s", id, state)
 	}
+	return res
 }
 
 func sendTask(t *testing.T, url, params string) string {

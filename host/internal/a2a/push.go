@@ -2,7 +2,6 @@ package a2a
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
@@ -62,7 +60,7 @@ type PushOptions struct {
 // Push stores push configs and queues task updates for delivery. It is
 // safe for concurrent use; Run keeps its index of tasks with configs.
 type Push struct {
-	kv    jetstream.KeyValue
+	kv    *store.Bucket[pushRecord]
 	opts  PushOptions
 	log   *slog.Logger
 	index pushIndex
@@ -85,9 +83,12 @@ func OpenPush(ctx context.Context, st *store.Store, opts PushOptions) (*Push, er
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	kv, err := st.KeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: PushBucket, Description: "skillhost A2A push notification configs", History: 1, TTL: opts.Retention,
-		MaxValueSize: 1 << 20, Storage: jetstream.FileStorage,
+	kv, err := store.OpenBucket[pushRecord](ctx, st, store.BucketConfig{
+		Name: PushBucket, Description: "skillhost A2A push notification configs", TTL: opts.Retention,
+		MaxValueBytes: 1 << 20, What: "push configs", Retries: maxUpdateRetries,
+		Contended: func(string) error {
+			return fault.New(fault.Internal, fault.ReasonInternal, "push configs are changing too fast; retry")
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("a2a: push bucket: %w", err)
@@ -159,88 +160,55 @@ func (p *Push) check(c *a2av1.PushConfig) error {
 // the record's revision (0: none stored).
 func (p *Push) read(ctx context.Context, owner string, task a2av1.TaskID) (*pushRecord, uint64, error) {
 	e, err := p.kv.Get(ctx, pushKey(owner, task))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return &pushRecord{Owner: owner}, 0, nil
+	switch {
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrUndecodable):
+		return &pushRecord{Owner: owner}, e.Revision, nil
+	case err != nil:
+		return nil, 0, err
+	case e.Value.Owner != owner:
+		return &pushRecord{Owner: owner}, e.Revision, nil
 	}
-	if err != nil {
-		return nil, 0, fault.Wrap(fault.Internal, fault.ReasonStoreUnavailable, err, "push config store unavailable")
-	}
-	var rec pushRecord
-	if err := json.Unmarshal(e.Value(), &rec); err != nil || rec.Owner != owner {
-		return &pushRecord{Owner: owner}, e.Revision(), nil
-	}
-	return &rec, e.Revision(), nil
+	return e.Value, e.Revision, nil
 }
 
-// change applies f to the task's configs with a revision-checked write.
+// change applies f to the task's configs with a revision-checked write
+// (the record is deleted once it holds none).
 func (p *Push) change(ctx context.Context, owner string, task a2av1.TaskID, f func(*pushRecord) error) error {
 	key := pushKey(owner, task)
-	for range maxUpdateRetries {
-		rec, rev, err := p.read(ctx, owner, task)
-		if err != nil {
-			return err
+	e, err := p.kv.Change(ctx, key, store.Change[pushRecord]{Upsert: true, ReplaceUndecodable: true, Apply: func(rec *pushRecord) error {
+		if rec.Owner != owner { // none stored, or not decodable as the owner's
+			*rec = pushRecord{Owner: owner}
 		}
 		if err := f(rec); err != nil {
 			return err
 		}
 		if len(rec.Configs) == 0 {
-			if rev == 0 {
-				return nil
-			}
-			err = p.kv.Delete(ctx, key, jetstream.LastRevision(rev))
-		} else {
-			b, jerr := json.Marshal(rec)
-			if jerr != nil {
-				return fmt.Errorf("a2a: encode push configs: %w", jerr)
-			}
-			var stored uint64
-			if rev == 0 {
-				stored, err = p.kv.Create(ctx, key, b)
-			} else {
-				stored, err = p.kv.Update(ctx, key, b, rev)
-			}
-			if err == nil {
-				p.index.put(key, stored, time.Now()) // this host's next update sees it, before the watch does
-			}
+			return store.ErrRemove
 		}
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, jetstream.ErrKeyExists) && !isWrongSequence(err) {
-			return fault.Wrap(fault.Internal, fault.ReasonStoreUnavailable, err, "push config store unavailable")
-		}
+		return nil
+	}})
+	if err != nil {
+		return err
 	}
-	return fault.New(fault.Internal, fault.ReasonInternal, "push configs are changing too fast; retry")
-}
-
-func isWrongSequence(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence
+	if e.Value != nil {
+		p.index.put(key, e.Revision, time.Now()) // this host's next update sees it, before the watch does
+	}
+	return nil
 }
 
 // ownerCount counts the push configs of owner across its tasks (at most
 // MaxPerKey task records are read).
 func (p *Push) ownerCount(ctx context.Context, owner string) (int, error) {
-	lister, err := p.kv.ListKeysFiltered(ctx, hashToken("owner:"+owner)+".*")
-	if err != nil {
-		if errors.Is(err, jetstream.ErrNoKeysFound) {
-			return 0, nil
-		}
-		return 0, fault.Wrap(fault.Internal, fault.ReasonStoreUnavailable, err, "push config store unavailable")
-	}
-	defer func() { _ = lister.Stop() }()
 	n := 0
-	for key := range lister.Keys() {
-		if n >= p.opts.MaxPerKey {
-			continue // drain
-		}
-		e, err := p.kv.Get(ctx, key)
+	for key, err := range p.kv.Keys(ctx, hashToken("owner:"+owner)+".*") {
 		if err != nil {
-			continue
+			return 0, err
 		}
-		var rec pushRecord
-		if json.Unmarshal(e.Value(), &rec) == nil {
-			n += len(rec.Configs)
+		if n >= p.opts.MaxPerKey {
+			break
+		}
+		if e, err := p.kv.Get(ctx, key); err == nil {
+			n += len(e.Value.Configs)
 		}
 	}
 	return n, nil

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/internal/delivery"
 )
@@ -96,17 +95,11 @@ func (p *Push) submit(owner string, task a2av1.TaskID, c *a2av1.PushConfig, body
 // prime fills the index with the bucket's keys, so it is current from the
 // start; Run's watch keeps it so.
 func (p *Push) prime(ctx context.Context) error {
-	lister, err := p.kv.ListKeys(ctx)
-	if errors.Is(err, jetstream.ErrNoKeysFound) {
-		p.index.synced()
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("a2a: push: listing configs: %w", err)
-	}
-	defer func() { _ = lister.Stop() }()
 	now := time.Now()
-	for key := range lister.Keys() {
+	for key, err := range p.kv.Keys(ctx, "") {
+		if err != nil {
+			return fmt.Errorf("a2a: push: listing configs: %w", err)
+		}
 		p.index.put(key, 0, now)
 	}
 	p.index.synced()
@@ -136,11 +129,11 @@ func (p *Push) Run(ctx context.Context) {
 // watch follows the bucket's keys into the index until ctx ends or the
 // watch fails.
 func (p *Push) watch(ctx context.Context) error {
-	w, err := p.kv.WatchAll(ctx, jetstream.MetaOnly())
+	w, err := p.kv.WatchKeys(ctx)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = w.Stop() }()
+	defer w.Stop()
 	// Records expire with the bucket's TTL without a delete marker: the
 	// index forgets keys not written for as long.
 	sweep := time.NewTicker(min(p.opts.Retention/4, time.Hour))
@@ -157,10 +150,10 @@ func (p *Push) watch(ctx context.Context) error {
 				return errors.New("the watch ended")
 			case e == nil: // the initial values are in
 				p.index.synced()
-			case e.Operation() == jetstream.KeyValuePut:
-				p.index.put(e.Key(), e.Revision(), e.Created())
+			case !e.Deleted:
+				p.index.put(e.Key, e.Revision, e.Created)
 			default:
-				p.index.del(e.Key(), e.Revision())
+				p.index.del(e.Key, e.Revision)
 			}
 		}
 	}

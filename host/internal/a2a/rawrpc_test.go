@@ -64,8 +64,8 @@ func TestProtocolErrors(t *testing.T) {
 		wantInData           string
 	}{
 		{"no skillId lists the skills", "SendMessage", sendParams("", `{}`), nil, -32602, "crash, echo, spin, strict"},
-		{"unknown skill", "SendMessage", sendParams("nope", `{}`), nil, -32602, "UNKNOWN_SKILL"},
-		{"unsupported version", "SendMessage", sendParams("echo", `{}`), map[string]string{"A2A-Version": "2.0"}, -32009, "UNSUPPORTED_VERSION"},
+		{"unknown skill", "SendMessage", sendParams("nope", `{}`), nil, -32602, `"reason":"unknown_skill"`},
+		{"unsupported version", "SendMessage", sendParams("echo", `{}`), map[string]string{"A2A-Version": "2.0"}, -32009, `"reason":"unsupported_version"`},
 		{"version not matching method", "message/send", `{"message":{"kind":"message","messageId":"m","role":"user","parts":[{"kind":"text","text":"x"}],"metadata":{"skillId":"echo"}}}`,
 			map[string]string{"A2A-Version": "1.0"}, -32009, ""},
 		{"push config", "CreateTaskPushNotificationConfig", `{}`, nil, -32003, ""},

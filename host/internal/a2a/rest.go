@@ -20,8 +20,8 @@ import (
 // The A2A v1.0 HTTP+JSON binding. Every route is translated to the v1.0
 // JSON-RPC method it stands for and run through the same engine (so the
 // same handlers, authorization, limits and metrics apply); results are the
-// JSON-RPC results, errors are google.rpc.Status bodies whose HTTP status
-// and "status" come from host/fault's table (Kind.HTTPStatus, GRPCStatus):
+// JSON-RPC results, errors are google.rpc.Status bodies encoded by host/fault
+// (Error.MarshalStatus: HTTP status, "status" and ErrorInfo from its table):
 //
 //	POST   /message:send                              SendMessage
 //	POST   /message:stream                            SendStreamingMessage (SSE)
@@ -36,9 +36,6 @@ import (
 //	GET    /extendedAgentCard                          GetExtendedAgentCard
 //
 // under RESTPath, each also under /{tenant} (one plugin's skills).
-
-// ProtocolDomain is the ErrorInfo domain of the A2A protocol's own errors.
-const ProtocolDomain = "a2a-protocol.org"
 
 // Invoker runs a JSON-RPC method and returns its undecoded result;
 // *jsonrpc.Engine implements it.
@@ -113,30 +110,16 @@ func (b *REST) Serve(ctx context.Context, req RESTRequest) RESTReply {
 	return RESTReply{Status: http.StatusOK, Body: body}
 }
 
-// ErrorBody encodes err as the binding's error body, {"error": {code,
-// status, message, details: [ErrorInfo]}}, and returns its HTTP status. A2A
-// protocol errors carry their A2A reason (domain a2a-protocol.org, which A2A
-// clients map back to the protocol's errors) with skillhost's reason in the
-// metadata; skillhost's own kinds carry its reason (domain skillhost).
+// ErrorBody encodes err as the binding's error body, a google.rpc.Status
+// (fault's Error.MarshalStatus: {"error": {code, status, message, details:
+// [ErrorInfo]}}, the same ErrorInfo as the JSON-RPC binding's), and returns
+// its HTTP status.
 func (b *REST) ErrorBody(ctx context.Context, err error) ([]byte, int, *fault.Error) {
-	fe, info, hidden := jsonrpc.ErrorInfo(ctx, err)
+	fe, hidden := fault.Safe(err)
 	if hidden {
 		b.log.ErrorContext(ctx, "a2a rest: internal error", "err", err)
 	}
-	if r := fe.Kind.A2AReason(); r != "" {
-		if meta, ok := info["metadata"].(map[string]string); ok {
-			meta["reason"] = fe.WireReason()
-		}
-		info["reason"], info["domain"] = r, ProtocolDomain
-	}
-	status := fe.Kind.HTTPStatus()
-	body, jerr := json.Marshal(map[string]any{"error": map[string]any{
-		"code": status, "status": fe.Kind.GRPCStatus(), "message": fe.Message(), "details": []any{info},
-	}})
-	if jerr != nil { // cannot happen: ErrorInfo's values are strings
-		body = []byte(`{"error":{"code":500,"status":"INTERNAL","message":"internal error"}}`)
-	}
-	return body, status, fe
+	return fe.MarshalStatus(jsonrpc.ErrorMeta(ctx)), fe.HTTPStatus(), fe
 }
 
 func (b *REST) errorReply(ctx context.Context, err error) RESTReply {

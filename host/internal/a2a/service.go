@@ -11,7 +11,6 @@ import (
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/nats-io/nats.go"
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
@@ -23,6 +22,13 @@ import (
 // Executor runs one skill call; *plugin.Registry implements it.
 type Executor interface {
 	Execute(ctx context.Context, call plugin.Call) (*plugin.Outcome, error)
+}
+
+// Admitter is an Executor that takes a skill call's rate tokens
+// (policy.skill_rates) ahead of Execute, as *plugin.Registry does: a
+// message it refuses starts no task.
+type Admitter interface {
+	Admit(ctx context.Context, skillID string) (context.Context, error)
 }
 
 // DefaultMaxRunning is the default of ServiceConfig.MaxRunning (not a
@@ -59,7 +65,7 @@ type ServiceConfig struct {
 type Service struct {
 	cfg     ServiceConfig
 	events  *events
-	cancels *nats.Subscription // cancels sent by other hosts
+	cancels func() // stops listening to the cancels other hosts send
 	log     *slog.Logger
 	streams *share.Counter // open task streams, host-wide and per key
 
@@ -98,18 +104,18 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		cfg.Logger = slog.Default()
 	}
 	s := &Service{cfg: cfg, events: cfg.Tasks.events, log: cfg.Logger, running: map[a2av1.TaskID]*run{}, streams: newStreamCounter(cfg)}
-	sub, err := s.events.nc.Subscribe(CancelSubject+"*", s.onCancel)
+	stop, err := s.events.st.Listen(CancelSubject+"*", s.onCancel)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: subscribe to cancels: %w", err)
 	}
-	s.cancels = sub
+	s.cancels = stop
 	return s, nil
 }
 
 // onCancel stops the sandbox call of a task canceled on another host, when
 // it runs here. The task record is already canceled by that host.
-func (s *Service) onCancel(m *nats.Msg) {
-	id := a2av1.TaskID(strings.TrimPrefix(m.Subject, CancelSubject))
+func (s *Service) onCancel(subject string) {
+	id := a2av1.TaskID(strings.TrimPrefix(subject, CancelSubject))
 	s.mu.Lock()
 	r := s.running[id]
 	s.mu.Unlock()
@@ -122,7 +128,7 @@ func (s *Service) onCancel(m *nats.Msg) {
 // Close cancels every running task and waits for them (or ctx).
 func (s *Service) Close(ctx context.Context) error {
 	if s.cancels != nil {
-		_ = s.cancels.Unsubscribe()
+		s.cancels()
 	}
 	s.mu.Lock()
 	s.closed = true
@@ -196,6 +202,11 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 		ctxID = a2av1.NewContextID()
 	} else if len(ctxID) > MaxTaskIDLen {
 		return nil, nil, nil, fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "contextId longer than %d bytes", MaxTaskIDLen)
+	}
+	if a, ok := s.cfg.Executor.(Admitter); ok { // the task's execution spends what it took
+		if ctx, err = a.Admit(ctx, skill.ID); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	msg := *req.Message
 	msg.TaskID, msg.ContextID = a2av1.NewTaskID(), ctxID

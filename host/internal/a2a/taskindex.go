@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -12,7 +11,8 @@ import (
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/skillhost/skillhost/host/internal/store"
 )
 
 // The task index makes ListTasks cost what one owner's matching tasks
@@ -98,23 +98,21 @@ func parseIndexKey(key string) (indexEntry, bool) {
 }
 
 // openIndex creates or binds the index bucket.
-func openIndex(ctx context.Context, kv func(context.Context, jetstream.KeyValueConfig) (jetstream.KeyValue, error), retention time.Duration, maxBytes int64) (jetstream.KeyValue, error) {
-	return kv(ctx, jetstream.KeyValueConfig{
-		Bucket: IndexBucket, Description: "skillhost A2A task index (owner, tenant, context, state, update time)",
-		History: 1, TTL: retention, MaxValueSize: indexMaxValue, MaxBytes: maxBytes, Storage: jetstream.FileStorage,
+func openIndex(ctx context.Context, st *store.Store, retention time.Duration, maxBytes int64) (*store.Bucket[struct{}], error) {
+	return store.OpenBucket[struct{}](ctx, st, store.BucketConfig{
+		Name: IndexBucket, Description: "skillhost A2A task index (owner, tenant, context, state, update time)",
+		TTL: retention, MaxValueBytes: indexMaxValue, MaxBytes: maxBytes, What: "a2a task index key",
 	})
 }
 
 // indexed lists the index entries matching q, newest first, after q.After.
 // It reads keys only (no values) and at most maxListScan of them.
 func (s *TaskStore) indexed(ctx context.Context, q ListQuery) ([]indexEntry, error) {
-	lister, err := s.idx.ListKeysFiltered(ctx, indexFilter(q))
-	if err != nil {
-		return nil, fmt.Errorf("a2a: list task index: %w", err)
-	}
-	defer func() { _ = lister.Stop() }()
 	var out []indexEntry
-	for key := range lister.Keys() {
+	for key, err := range s.idx.Keys(ctx, indexFilter(q)) {
+		if err != nil {
+			return nil, fmt.Errorf("a2a: list task index: %w", err)
+		}
 		e, ok := parseIndexKey(key)
 		if !ok || (q.After != nil && e.updated <= q.After.UnixNano()) {
 			continue
@@ -162,16 +160,14 @@ func sortEntries(out []indexEntry) {
 
 // putIndex adds rec's current key.
 func (s *TaskStore) putIndex(ctx context.Context, rec *Record) error {
-	if _, err := s.idx.Put(ctx, indexKey(rec), nil); err != nil {
-		return storeFault(err, "index task")
-	}
-	return nil
+	_, err := s.idx.PutRaw(ctx, indexKey(rec), nil)
+	return err
 }
 
 // dropIndex removes an index key that no longer describes its task (a
 // failure only leaves it for List to recognise as stale).
 func (s *TaskStore) dropIndex(ctx context.Context, key string) {
-	if err := s.idx.Purge(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if err := s.idx.Purge(ctx, key); err != nil {
 		s.log.Debug("a2a: stale task index key not removed", "key", key, "err", err)
 	}
 }

@@ -2,21 +2,15 @@ package a2a
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
-	"sort"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
@@ -82,10 +76,9 @@ func (r *Record) State() TaskState { return StateOf(r.Task.Status.State) }
 // CancelTask, possibly on another host) never lose a transition and a
 // terminal task never changes.
 type TaskStore struct {
-	kv        jetstream.KeyValue
-	idx       jetstream.KeyValue // the task index (taskindex.go)
-	live      jetstream.KeyValue // running blocking tasks, in memory (live.go)
-	nc        *nats.Conn
+	kv        *store.Bucket[Record]
+	idx       *store.Bucket[struct{}] // the task index (taskindex.go)
+	live      *store.Bucket[Record]   // running blocking tasks, in memory (live.go)
 	max       int32
 	listBytes int64
 	log       *slog.Logger
@@ -112,9 +105,12 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if cfg.A2A == (config.A2A{}) {
 		cfg.A2A = config.Defaults().A2A
 	}
-	kv, err := st.KeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: cfg.Bucket, Description: "skillhost A2A tasks", History: 1, TTL: cfg.Retention,
-		MaxValueSize: cfg.MaxTaskSize, MaxBytes: int64(cfg.MaxBucket), Storage: jetstream.FileStorage,
+	kv, err := store.OpenBucket[Record](ctx, st, store.BucketConfig{
+		Name: cfg.Bucket, Description: "skillhost A2A tasks", TTL: cfg.Retention,
+		MaxValueBytes: cfg.MaxTaskSize, MaxBytes: int64(cfg.MaxBucket), What: "a2a task", Retries: maxUpdateRetries,
+		Contended: func(id string) error {
+			return fault.Newf(fault.InvalidState, fault.ReasonTaskContended, "task %s changed %d times during one update", id, maxUpdateRetries)
+		},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open task store: %w", err)
@@ -126,14 +122,14 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if err != nil {
 		return nil, err
 	}
-	idx, err := openIndex(ctx, st.KeyValue, cfg.Retention, int64(cfg.MaxBucket)/4)
+	idx, err := openIndex(ctx, st, cfg.Retention, int64(cfg.MaxBucket)/4)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open task index: %w", err)
 	}
 	// A record must also fit the NATS server's max_payload: beyond it the
 	// write would fail with a NATS error instead of output_limit.
 	maxRec := int32(min(int64(cfg.MaxTaskSize), st.MaxRecordBytes()))
-	live, err := openLive(ctx, st.KeyValue, maxRec)
+	live, err := openLive(ctx, st, maxRec)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open live tasks: %w", err)
 	}
@@ -142,7 +138,7 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open task usage: %w", err)
 	}
-	return &TaskStore{kv: kv, idx: idx, live: live, nc: st.JetStream().Conn(), max: maxRec, listBytes: int64(cfg.MaxListBytes),
+	return &TaskStore{kv: kv, idx: idx, live: live, max: maxRec, listBytes: int64(cfg.MaxListBytes),
 		log: cfg.Logger, events: ev, prov: cfg.Provenance, usage: usage}, nil
 }
 
@@ -193,14 +189,14 @@ func (s *TaskStore) Create(ctx context.Context, rec *Record) error {
 		p.Drop(ctx)
 		return err
 	}
-	_, err = s.kv.Create(ctx, string(rec.Task.ID), b)
+	_, err = s.kv.CreateRaw(ctx, string(rec.Task.ID), b)
 	p.Finish(ctx, err)
 	if err != nil {
 		s.dropIndex(ctx, indexKey(rec))
-		if errors.Is(err, jetstream.ErrKeyExists) {
+		if errors.Is(err, store.ErrExists) {
 			return fault.Newf(fault.InvalidState, fault.ReasonTaskExists, "task %q already exists", rec.Task.ID)
 		}
-		return storeFault(err, "create task")
+		return err
 	}
 	return nil
 }
@@ -216,202 +212,84 @@ func (s *TaskStore) get(ctx context.Context, id a2av1.TaskID) (*Record, uint64, 
 		return nil, 0, err
 	}
 	e, err := s.kv.Get(ctx, string(id))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, 0, notFound(id)
+	if err == nil {
+		err = decoded(e.Value)
 	}
 	if err != nil {
-		return nil, 0, storeFault(err, "get task")
+		return nil, 0, taskErr(id, err)
 	}
-	var rec Record
-	if err := json.Unmarshal(e.Value(), &rec); err != nil || rec.Task == nil {
-		return nil, 0, fmt.Errorf("a2a: decode task %s: %w", id, err)
+	return e.Value, e.Revision, nil
+}
+
+// decoded refuses a record without a task.
+func decoded(rec *Record) error {
+	if rec.Task == nil {
+		return fmt.Errorf("%w: no task", store.ErrUndecodable)
 	}
-	return &rec, e.Revision(), nil
+	return nil
+}
+
+// taskErr is what a read of task id that failed with err returns.
+func taskErr(id a2av1.TaskID, err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return notFound(id)
+	case errors.Is(err, store.ErrUndecodable):
+		return fmt.Errorf("a2a: decode task %s: %w", id, err)
+	}
+	return err
 }
 
 // Update applies fn to the current record and stores the result only if
 // nobody changed it meanwhile (re-reading and re-applying on a conflict).
 // fn returns an error to abort (e.g. a refused transition). A terminal task
 // is never changed: fn is not called and the transition error is returned.
+// Each write adds the task's new index key first and drops the old one
+// once the record is stored (taskindex.go).
 func (s *TaskStore) Update(ctx context.Context, id a2av1.TaskID, next TaskState, fn func(*Record) error) (*Record, error) {
-	for range maxUpdateRetries {
-		rec, rev, err := s.get(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if err := rec.State().CanTransition(next); err != nil {
-			return rec, err
-		}
-		from, known := rec.State(), len(rec.Task.Artifacts)
-		if err := fn(rec); err != nil {
-			return rec, err
-		}
-		oldKey := indexKey(rec)
-		now := time.Now().UTC()
-		rec.Updated = now
-		rec.Task.Status.State = next.Wire()
-		rec.Task.Status.Timestamp = &now
-		if err := s.signMove(rec, from, known); err != nil {
-			return rec, err
-		}
-		b, p, err := s.charged(ctx, rec, next)
-		if err != nil {
-			return rec, err
-		}
-		if err := s.putIndex(ctx, rec); err != nil {
-			p.Drop(ctx)
-			return nil, err
-		}
-		_, err = s.kv.Update(ctx, string(id), b, rev)
-		p.Finish(ctx, err)
-		if err != nil {
-			s.dropIndex(ctx, indexKey(rec))
-		}
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			continue
-		}
-		if err != nil {
-			return nil, storeFault(err, "update task")
-		}
-		s.dropIndex(ctx, oldKey)
-		return rec, nil
-	}
-	return nil, fault.Newf(fault.InvalidState, fault.ReasonTaskContended, "task %s changed %d times during one update", id, maxUpdateRetries)
-}
-
-// ListQuery filters and pages ListTasks.
-type ListQuery struct {
-	Owner            string    // only this owner's tasks (auth.Principal.Owner)
-	ContextID        string    // "" = any
-	Status           TaskState // "" or StateUnspecified: any
-	Tenant           string    // "" = any
-	After            *time.Time
-	PageSize         int // 0 = DefaultPageSize; capped at MaxPageSize
-	PageToken        string
-	IncludeArtifacts bool
-	HistoryLength    *int
-}
-
-// List returns the owner's matching tasks, newest update first, a page at a
-// time. It reads the index keys of the owner's matching tasks (no values)
-// and decodes only the records of the page, stopping early (with a
-// NextPageToken) once MaxListBytes of records are decoded. NextPageToken is
-// "" on the last page; TotalSize counts every match.
-func (s *TaskStore) List(ctx context.Context, q ListQuery) (*a2av1.ListTasksResponse, error) {
-	if q.PageSize < 0 || q.PageSize > MaxPageSize {
-		return nil, fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "pageSize must be between 1 and %d", MaxPageSize)
-	}
-	if q.PageSize == 0 {
-		q.PageSize = DefaultPageSize
-	}
-	var cur *cursor
-	if q.PageToken != "" {
-		c, err := parseCursor(q.PageToken)
-		if err != nil {
-			return nil, err
-		}
-		cur = &c
-	}
-	entries, err := s.indexed(ctx, q)
-	if err != nil {
+	if err := checkTaskID(id); err != nil {
 		return nil, err
 	}
-	if entries, err = s.withLive(ctx, q, entries); err != nil {
-		return nil, err
-	}
-	start := 0
-	if cur != nil {
-		start = sort.Search(len(entries), func(i int) bool { return !entries[i].newerThan(*cur) })
-	}
-	resp := &a2av1.ListTasksResponse{Tasks: []*a2av1.Task{}, TotalSize: len(entries), PageSize: q.PageSize}
-	var used int64
-	i := start
-	for ; i < len(entries) && len(resp.Tasks) < q.PageSize; i++ {
-		e := entries[i]
-		if e.rec != nil { // a live task: its record came with the entry
-			resp.Tasks = append(resp.Tasks, trimTask(e.rec.Task, q.IncludeArtifacts, q.HistoryLength))
-			continue
-		}
-		raw, err := s.kv.Get(ctx, string(e.id))
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			s.dropIndex(ctx, e.key) // the task expired or was never stored
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("a2a: list tasks: %w", err)
-		}
-		if n := int64(len(raw.Value())); used+n > s.listBytes && len(resp.Tasks) > 0 {
-			break
-		}
-		used += int64(len(raw.Value()))
-		s.decodedRecords.Add(1)
-		s.decodedBytes.Add(int64(len(raw.Value())))
-		var rec Record
-		if err := json.Unmarshal(raw.Value(), &rec); err != nil || rec.Task == nil || rec.Owner != q.Owner {
-			continue
-		}
-		if at := rec.Updated.UnixNano(); at != e.updated {
-			if at > e.updated {
-				s.dropIndex(ctx, e.key) // a later key describes the task
+	var oldKey string
+	e, err := s.kv.Change(ctx, string(id), store.Change[Record]{
+		Apply: func(rec *Record) error {
+			if err := decoded(rec); err != nil {
+				return err
 			}
-			continue
-		}
-		resp.Tasks = append(resp.Tasks, trimTask(rec.Task, q.IncludeArtifacts, q.HistoryLength))
-	}
-	if i < len(entries) && i > start {
-		last := entries[i-1]
-		resp.NextPageToken = cursor{at: last.updated, id: string(last.id)}.String()
-	}
-	return resp, nil
-}
-
-type cursor struct {
-	at int64
-	id string
-}
-
-func (c cursor) String() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.at, 10) + "|" + c.id))
-}
-
-func parseCursor(tok string) (cursor, error) {
-	bad := fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "invalid pageToken")
-	if len(tok) > 512 {
-		return cursor{}, bad
-	}
-	b, err := base64.RawURLEncoding.DecodeString(tok)
+			if err := rec.State().CanTransition(next); err != nil {
+				return err
+			}
+			from, known := rec.State(), len(rec.Task.Artifacts)
+			if err := fn(rec); err != nil {
+				return err
+			}
+			oldKey = indexKey(rec)
+			now := time.Now().UTC()
+			rec.Updated = now
+			rec.Task.Status.State = next.Wire()
+			rec.Task.Status.Timestamp = &now
+			return s.signMove(rec, from, known)
+		},
+		Write: func(ctx context.Context, rec *Record) ([]byte, func(error), error) {
+			b, p, err := s.charged(ctx, rec, next)
+			if err != nil {
+				return nil, nil, err
+			}
+			if err := s.putIndex(ctx, rec); err != nil {
+				p.Drop(ctx)
+				return nil, nil, err
+			}
+			return b, func(err error) {
+				p.Finish(ctx, err)
+				if err != nil {
+					s.dropIndex(ctx, indexKey(rec))
+				}
+			}, nil
+		},
+	})
 	if err != nil {
-		return cursor{}, bad
+		return e.Value, taskErr(id, err)
 	}
-	at, id, ok := strings.Cut(string(b), "|")
-	n, err := strconv.ParseInt(at, 10, 64)
-	if !ok || err != nil {
-		return cursor{}, bad
-	}
-	return cursor{at: n, id: id}, nil
-}
-
-// newerThan reports whether e sorts before (is newer than) the cursor's
-// task, i.e. it was on an earlier page.
-func (e indexEntry) newerThan(c cursor) bool {
-	if e.updated != c.at {
-		return e.updated > c.at
-	}
-	return string(e.id) >= c.id
-}
-
-// trimTask returns a copy of t without artifacts (unless asked) and with at
-// most historyLength history messages (the newest).
-func trimTask(t *a2av1.Task, artifacts bool, historyLength *int) *a2av1.Task {
-	c := *t
-	if !artifacts {
-		c.Artifacts = nil
-	}
-	if historyLength != nil {
-		n := max(*historyLength, 0)
-		if len(c.History) > n {
-			c.History = c.History[len(c.History)-n:]
-		}
-	}
-	return &c
+	s.dropIndex(ctx, oldKey)
+	return e.Value, nil
 }

@@ -133,13 +133,16 @@ type StatusDoc struct {
 	Version       string    `json:"version"`
 	Time          time.Time `json:"time"`
 	UptimeSeconds int64     `json:"uptime_seconds"`
-	// Health is "healthy", or "unhealthy" with HealthError while the state
-	// store is unreachable.
+	// Health is "healthy"; "degraded" while a plugin needs an operator
+	// (Problems); "unhealthy" while the state store is unreachable.
+	// HealthError says why it is not healthy.
 	Health      string `json:"health"`
 	HealthError string `json:"health_error,omitempty"`
-	Revision    uint64 `json:"revision"`
-	// Plugins counts plugin folders by state (loaded, reloading, loading,
-	// failed).
+	// Problems are the plugin folders that need an operator (health.go).
+	Problems []Problem `json:"problems"`
+	Revision uint64    `json:"revision"`
+	// Plugins counts plugin folders by state (loaded, not_ready,
+	// reloading, loading, failed).
 	Plugins map[string]int `json:"plugins"`
 	Pool    PoolDoc        `json:"pool"`
 	// Skills are every skill's counters since start (calls, errors by
@@ -155,14 +158,10 @@ const statusFailures = 20
 func (a *Admin) Status() StatusDoc {
 	now := time.Now()
 	doc := StatusDoc{Version: a.d.Version, Time: now.UTC(), UptimeSeconds: int64(now.Sub(a.d.Started).Seconds()),
-		Health: "healthy", Plugins: map[string]int{StateLoaded: 0, StateReloading: 0, StateLoading: 0, StateFailed: 0},
-		Pool: a.Pool(), Skills: a.d.Metrics.SkillTotals()}
-	if a.d.Ready != nil {
-		if err := a.d.Ready(); err != nil {
-			doc.Health, doc.HealthError = "unhealthy", err.Error()
-		}
-	}
+		Plugins: map[string]int{StateLoaded: 0, StateNotReady: 0, StateReloading: 0, StateLoading: 0, StateFailed: 0},
+		Pool:    a.Pool(), Skills: a.d.Metrics.SkillTotals()}
 	plugins := a.Plugins()
+	a.health(&doc, plugins)
 	doc.Revision = plugins.Revision
 	for _, p := range plugins.Plugins {
 		doc.Plugins[p.State]++

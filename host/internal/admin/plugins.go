@@ -13,6 +13,7 @@ import (
 // Plugin states.
 const (
 	StateLoaded    = "loaded"    // serving
+	StateNotReady  = "not_ready" // loaded, but no instance has started: see Error
 	StateReloading = "reloading" // serving while a new revision compiles
 	StateLoading   = "loading"   // compiling for the first time: its skills answer plugin_loading
 	StateFailed    = "failed"    // not serving: see Error
@@ -82,6 +83,8 @@ type SkillView struct {
 	Name        string   `json:"name,omitempty"`
 	Description string   `json:"description,omitempty"`
 	Tags        []string `json:"tags,omitempty"`
+	// RateLimits are the policy.skill_rates rules that apply to the skill.
+	RateLimits []plugin.RateRule `json:"rate_limits,omitempty"`
 }
 
 // Plugins lists every plugin folder the registry knows.
@@ -97,6 +100,7 @@ func (a *Admin) Plugins() PluginsDoc {
 	}
 	doc := PluginsDoc{Revision: snap.Revision, Plugins: []PluginView{}}
 	seen := map[string]bool{}
+	notReady := a.notReadyByDir()
 	for _, p := range snap.Plugins {
 		seen[p.Dir] = true
 		v := a.loadedView(p)
@@ -105,6 +109,9 @@ func (a *Admin) Plugins() PluginsDoc {
 		}
 		if pr, ok := problems[p.Dir]; ok {
 			v.Error, v.ProblemSince = pr.Message, &pr.Time
+		}
+		if why, ok := notReady[p.Dir]; ok && v.State == StateLoaded {
+			v.State, v.Error = StateNotReady, joinLines(why, v.Error)
 		}
 		doc.Plugins = append(doc.Plugins, v)
 	}
@@ -148,7 +155,8 @@ func (a *Admin) loadedView(p *plugin.Plugin) PluginView {
 		Source: a.source(p.Dir), Dir: p.Dir, Revision: p.Revision, Digest: "sha256:" + p.WasmSHA256,
 		LoadedAt: &loaded, Limits: limitsView(p.Limits), Skills: make([]SkillView, 0, len(m.Skills))}
 	for _, s := range m.Skills {
-		v.Skills = append(v.Skills, SkillView{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags})
+		v.Skills = append(v.Skills, SkillView{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags,
+			RateLimits: a.d.Registry.SkillRates(s.ID)})
 	}
 	v.Signer = signerOf(p.Signing)
 	return v

@@ -79,6 +79,10 @@ type Call struct {
 	// Provenance asks a remote peer that signs its tasks for its signed
 	// result (remote.Call.Provenance).
 	Provenance bool
+	// Progress receives a remote peer's progress while the call runs
+	// (remote.Call.Progress): the caller's own sink, an A2A task's or a
+	// plan step's. Optional.
+	Progress func(hostfn.Progress)
 }
 
 // Result is the answer of the agent that answered.
@@ -181,7 +185,7 @@ func (r *Router) callOne(ctx context.Context, c Call, agent string, depth int) (
 		}
 	}
 	res, err := r.remote.Call(ctx, remote.Call{ID: agent, Method: c.Method, Input: c.Input, Timeout: c.Timeout,
-		SessionID: c.SessionID, RequestID: c.RequestID, Depth: depth, Provenance: c.Provenance})
+		SessionID: c.SessionID, RequestID: c.RequestID, Depth: depth, Provenance: c.Provenance, Progress: c.Progress})
 	if err != nil {
 		return nil, err
 	}
@@ -201,10 +205,16 @@ func (r *Router) callLocal(ctx context.Context, c Call, agent string) (*Result, 
 	return &Result{AgentID: agent, Method: c.Method, Output: out.Output, Duration: out.Duration, Local: out}, nil
 }
 
-// CallAgent makes a plugin's nested call (the agent_call host function).
+// CallAgent makes a plugin's nested call (the agent_call host function). A
+// remote peer's progress goes to the calling plugin's own progress sink
+// (its A2A task's, its plan step's), as if the plugin reported it.
 func (r *Router) CallAgent(ctx context.Context, c hostfn.AgentCall) (*hostfn.AgentResult, error) {
+	var progress func(hostfn.Progress)
+	if call := hostfn.CallFrom(ctx); call != nil {
+		progress = call.Progress
+	}
 	res, err := r.Call(ctx, Call{Target: c.Target, Method: c.Method, Input: c.Input, Timeout: c.Timeout,
-		SessionID: c.SessionID, RequestID: c.RequestID, Nested: true, Provenance: c.Provenance})
+		SessionID: c.SessionID, RequestID: c.RequestID, Nested: true, Provenance: c.Provenance, Progress: progress})
 	if err != nil {
 		return nil, err
 	}

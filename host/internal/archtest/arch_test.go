@@ -119,7 +119,20 @@ var rules = []rule{
 		allow: []string{module + "/host/internal/hostpattern", module + "/host/internal/auth"}},
 	{why: "cmd and examples are wiring only: they import public packages (Go refuses internal ones anyway)",
 		from: []string{"cmd/*", "examples", "examples/*"}, to: []string{module + "/host/internal/"}},
+	{why: "store owns JetStream: every other package uses its typed buckets, logs, queues and object stores " +
+		"(errors classified once, replicas and retries applied); natstest starts the test clusters",
+		from:   []string{"host", "host/", "cmd/", "examples", "examples/"},
+		to:     []string{natsModules},
+		except: []string{"host/internal/store", "host/internal/natstest", "host", "host/internal/assemble"}},
+	{why: "store owns JetStream; the embedding surface (host.WithNATS) takes the caller's *nats.Conn and the root " +
+		"hands it to the store: host and assemble name the connection type, never JetStream or the server",
+		from: []string{"host", "host/internal/assemble"}, to: []string{natsModules},
+		allow: []string{natsModules + "nats.go"}},
 }
+
+// natsModules is the prefix of nats.go, its jetstream package and
+// nats-server.
+const natsModules = "github.com/nats-io/"
 
 // TestImportRules checks every package of the module against the rules.
 func TestImportRules(t *testing.T) {
@@ -135,6 +148,22 @@ func TestImportRules(t *testing.T) {
 					t.Errorf("%s imports %s: %s", p, imp, r.why)
 				}
 			}
+		}
+	}
+}
+
+// TestOnlyStoreImportsNATS keeps the JetStream rule from passing vacuously:
+// the packages it exempts really import what it forbids everyone else.
+func TestOnlyStoreImportsNATS(t *testing.T) {
+	t.Parallel()
+	graph := mustGraph(t)
+	for _, want := range []struct{ pkg, imp string }{
+		{"host/internal/store", natsModules + "nats.go/jetstream"},
+		{"host/internal/store", natsModules + "nats-server/v2/server"},
+		{"host/internal/natstest", natsModules + "nats-server/v2/server"},
+	} {
+		if !slices.Contains(graph[want.pkg], want.imp) {
+			t.Errorf("%s does not import %s: is the rule's prefix %q still right?", want.pkg, want.imp, natsModules)
 		}
 	}
 }

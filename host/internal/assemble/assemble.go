@@ -142,6 +142,7 @@ type Root struct {
 	rest          *a2a.REST
 	mcp           *mcp.Server
 	http          *httpx.Server
+	grpc          *grpcBinding // nil without grpc.listen (grpc.go)
 
 	bg      context.Context // background work; each component's ends in its Close
 	closers []closer        // in build order; Close runs them in reverse

@@ -38,6 +38,7 @@ func (h *Root) provisionCards(context.Context) error {
 		BaseURL:    h.publicURL(),
 		Version:    h.version,
 		Stdio:      h.cfg.Stdio,
+		GRPC:       grpcPublicAddr(h.cfg),
 		APIKeyAuth: keys,
 		BearerAuth: keys,
 		Push:       true,

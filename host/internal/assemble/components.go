@@ -44,6 +44,7 @@ var components = []component{
 	{"keys", Serve | Card, (*Root).provisionKeys},             // auth.keys
 	{"tls", Serve, (*Root).provisionTLS},                      // http.tls
 	{"listener", Serve, (*Root).provisionListener},            // listen: first of what serves, so a port in use fails at once
+	{"grpc listener", Serve, (*Root).provisionGRPCListener},   // grpc.listen: bound with HTTP's, before the cards name its port
 	{"tracing", Serve, (*Root).provisionTracing},              // tracing.*
 	{"metrics", Serve, (*Root).provisionMetrics},              // the metrics, the failure ring, the call guard (rpc.max_running_calls)
 	{"store", Serve | Test | Publish, (*Root).provisionStore}, // store.*, nats, data
@@ -64,5 +65,6 @@ var components = []component{
 	{"a2a", Serve, (*Root).provisionA2A},                      // a2a.*
 	{"plans", Serve, (*Root).provisionPlans},                  // plans.*
 	{"mcp", Serve, (*Root).provisionMCP},                      // mcp.*
+	{"grpc", Serve, (*Root).provisionGRPC},                    // grpc.*: the A2A gRPC binding over the engine and the tasks
 	{"http", Serve, (*Root).provisionHTTP},                    // http.*
 }

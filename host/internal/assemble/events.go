@@ -11,7 +11,7 @@ import (
 // provisionEvents opens the event stream that plan progress and agent
 // notifications go to (and GET /events reads).
 func (h *Root) provisionEvents(ctx context.Context) error {
-	bus, err := events.Open(ctx, h.Store.JetStream(), h.cfg.Events, h.Store.Replicas())
+	bus, err := events.Open(ctx, h.Store, h.cfg.Events)
 	if err != nil {
 		return fmt.Errorf("events: %w", err)
 	}

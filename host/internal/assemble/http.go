@@ -39,6 +39,7 @@ func (h *Root) adminDocs() map[string]func(context.Context) any {
 		"plugins":  func(context.Context) any { return h.admin.Plugins() },
 		"pool":     func(context.Context) any { return h.admin.Pool() },
 		"failures": func(context.Context) any { return h.admin.Failures() },
+		"history":  func(context.Context) any { return h.admin.History() },
 		"shares":   h.sharesDoc,
 	}
 }

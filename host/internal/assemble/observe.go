@@ -56,6 +56,12 @@ func (o *observer) SkillCalled(ctx context.Context, r plugin.CallReport) {
 		reason = r.Err.WireReason()
 	}
 	sm.(*metrics.SkillMetrics).Observe(r.Duration, reason)
+	if reason == fault.ReasonRateLimited {
+		if rule, ok := r.Err.Data["rule"].(string); ok { // a policy.skill_rates refusal
+			per, _ := r.Err.Data["per"].(string)
+			sm.(*metrics.SkillMetrics).RateLimited(rule, per)
+		}
+	}
 	rec := recordFrom(ctx)
 	if rec != nil {
 		rec.plugin.Store(r.Plugin)

@@ -6,9 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/store"
 )
 
 // publishedDir is where a host unpacks the cluster's published plugins,
@@ -54,13 +53,34 @@ func (h *Root) provisionPublished(ctx context.Context) error {
 
 // PublishedPlugins is the cluster's object store of published plugins
 // (Serve, Publish).
-func (h *Root) PublishedPlugins(ctx context.Context) (jetstream.ObjectStore, error) {
-	obj, err := h.Store.ObjectStore(ctx, jetstream.ObjectStoreConfig{
-		Bucket: plugin.PublishedBucket, Description: "skillhost plugins served by every host (skillhost plugin publish)",
-		Storage: jetstream.FileStorage,
+func (h *Root) PublishedPlugins(ctx context.Context) (*store.Objects, error) {
+	obj, err := h.Store.OpenObjects(ctx, store.ObjectsConfig{
+		Name: plugin.PublishedBucket, Description: "skillhost plugins served by every host (skillhost plugin publish)",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("published plugins: %w", err)
 	}
 	return obj, nil
+}
+
+// Publish validates the plugin folder dir and publishes it to the cluster's
+// published plugins (each module at most maxModule bytes), replacing an
+// earlier publication of the same plugin; it returns the plugin's name
+// (Serve, Publish).
+func (h *Root) Publish(ctx context.Context, dir string, maxModule int64) (string, error) {
+	obj, err := h.PublishedPlugins(ctx)
+	if err != nil {
+		return "", err
+	}
+	return plugin.Publish(ctx, obj, dir, maxModule)
+}
+
+// Unpublish deletes the published plugin name (plugin.ErrNotPublished when
+// there is none); every host unloads it (Serve, Publish).
+func (h *Root) Unpublish(ctx context.Context, name string) error {
+	obj, err := h.PublishedPlugins(ctx)
+	if err != nil {
+		return err
+	}
+	return plugin.Unpublish(ctx, obj, name)
 }

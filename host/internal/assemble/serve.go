@@ -25,6 +25,7 @@ func (h *Root) Serve(ctx context.Context) error {
 		}
 		h.log.Info("serving HTTP", "url", fmt.Sprintf("%s://%s", scheme, h.ln.Addr()), "access", h.accessMode())
 	}
+	grpcErr := h.serveGRPC()
 	stdioErr := make(chan error, 1)
 	if h.cfg.Stdio {
 		h.log.Info("serving stdio", "framing", "<byte-length>\\n<json>")
@@ -60,12 +61,15 @@ wait:
 		case err := <-httpErr:
 			runErr = fmt.Errorf("http: %w", err)
 			break wait
+		case err := <-grpcErr:
+			runErr = fmt.Errorf("grpc: %w", err)
+			break wait
 		case err := <-stdioErr:
 			if err != nil {
 				runErr = fmt.Errorf("stdio: %w", err)
 				break wait
 			}
-			if h.http == nil {
+			if h.http == nil && grpcErr == nil {
 				h.log.Info("stdin closed; shutting down")
 				break wait
 			}
@@ -88,6 +92,7 @@ func (h *Root) shutdown(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 		}
 	}
+	errs = append(errs, h.shutdownGRPC(sctx))
 	errs = append(errs, h.Close(sctx))
 	return errors.Join(errs...)
 }

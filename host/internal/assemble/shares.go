@@ -28,7 +28,7 @@ func (h *Root) shares() []*share.Counter {
 	if h.http != nil {
 		out = append(out, h.http.Shares()...)
 	}
-	return out
+	return append(out, h.grpcShares()...)
 }
 
 // shareMetrics reads the counters for /metrics.

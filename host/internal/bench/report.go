@@ -102,7 +102,7 @@ func Report(rows []Row, m Machine, started time.Time, took time.Duration) string
 		"the same run: skillhost against a real baseline program (or a fixed limit), in alternating rounds\n" +
 		"(A/B, then B/A), each round after a warm-up. The ratio column is the median over the rounds with\n" +
 		"its range; the baseline and skillhost columns are medians too. How each goal is measured:\n" +
-		"[docs/BENCHMARKS.md](docs/BENCHMARKS.md).\n\n")
+		"[docs/guides/performance.md](docs/guides/performance.md#how-it-is-measured).\n\n")
 	b.WriteString("| Goal | Metric | Target | Ratio (median, range) | Result | Baseline | skillhost |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {

@@ -10,10 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/share"
+	"github.com/skillhost/skillhost/host/internal/store"
 )
 
 // Event types.
@@ -74,37 +73,31 @@ const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 // Bus publishes and replays events. It is safe for concurrent use.
 type Bus struct {
 	cfg  Config
-	js   jetstream.JetStream
+	log  *store.Log
 	subs *share.Counter // open subscriptions: MaxSubscribers, MaxSubscribersPerKey each
 }
 
-// Open creates or updates the events stream with replicas (the store's)
-// under the events.* section cfg.
-func Open(ctx context.Context, js jetstream.JetStream, cfg Config, replicas int) (*Bus, error) {
+// Open creates or updates the events stream on st (a store.Log: the
+// store's replicas, retried while JetStream is slow to answer) under the
+// events.* section cfg.
+func Open(ctx context.Context, st *store.Store, cfg Config) (*Bus, error) {
 	cfg, err := resolve(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if replicas < 1 || replicas > 5 {
-		return nil, fmt.Errorf("events: replicas %d: must be 1..5", replicas)
-	}
-	_, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        Stream,
-		Description: "skillhost events: plan progress and agent notifications",
-		Subjects:    []string{SubjectBase + ".>"},
-		Retention:   jetstream.LimitsPolicy,
-		Storage:     jetstream.FileStorage,
-		Replicas:    replicas,
-		MaxAge:      cfg.Retention,
-		MaxBytes:    int64(cfg.MaxBytes),
-		MaxMsgSize:  MaxEventBytes,
-		Discard:     jetstream.DiscardOld,
-		Duplicates:  cfg.DedupeWindow,
+	log, err := st.OpenLog(ctx, store.LogConfig{
+		Name:          Stream,
+		Description:   "skillhost events: plan progress and agent notifications",
+		Subjects:      []string{SubjectBase + ".>"},
+		MaxAge:        cfg.Retention,
+		MaxBytes:      int64(cfg.MaxBytes),
+		MaxEntryBytes: MaxEventBytes,
+		Dedupe:        cfg.DedupeWindow,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("events: open stream %s: %w", Stream, err)
 	}
-	return &Bus{cfg: cfg, js: js, subs: share.New(share.Config{
+	return &Bus{cfg: cfg, log: log, subs: share.New(share.Config{
 		Resource: "events_streams", What: "GET /events streams",
 		Limit: cfg.MaxSubscribers, LimitKey: "events.max_subscribers",
 		Share: cfg.MaxSubscribersPerKey, ShareKey: "events.max_subscribers_per_key",
@@ -143,15 +136,11 @@ func (b *Bus) Publish(ctx context.Context, e Event) (duplicate bool, err error) 
 		return false, fmt.Errorf("events: %s event is %d bytes, over the %d-byte limit", e.Type, len(body), MaxEventBytes)
 	}
 	subject := SubjectBase + "." + token(e.Owner) + "." + token(e.SessionID) + "." + token(e.PlanID) + "." + e.Type
-	var opts []jetstream.PublishOpt
-	if e.ID != "" {
-		opts = append(opts, jetstream.WithMsgID(e.ID))
-	}
-	ack, err := b.js.Publish(ctx, subject, body, opts...)
+	_, dup, err := b.log.Append(ctx, store.LogEntry{Subject: subject, ID: e.ID, Data: body})
 	if err != nil {
 		return false, fmt.Errorf("events: publish %s: %w", e.Type, err)
 	}
-	return ack.Duplicate, nil
+	return dup, nil
 }
 
 // Filter selects the events of a subscription.
@@ -202,11 +191,8 @@ func (f Filter) subjects() []string {
 // Subscription delivers the events of a Filter in stream order. It is not
 // safe for concurrent use; Close it when done.
 type Subscription struct {
-	bus     *Bus
 	release func() // the subscription's unit of Bus.subs
-	it      jetstream.MessagesContext
-	msgs    chan jetstream.Msg
-	errc    chan error
+	r       *store.LogReader
 	done    atomic.Bool
 }
 
@@ -221,85 +207,52 @@ func (b *Bus) Subscribe(ctx context.Context, f Filter) (*Subscription, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: f.subjects(), DeliverPolicy: jetstream.DeliverNewPolicy}
+	o := store.ReadOptions{Subjects: f.subjects(), New: true, BufferBytes: subscriberBuffer}
 	switch {
 	case f.Replay:
-		cfg.DeliverPolicy = jetstream.DeliverAllPolicy
+		o.New = false
 	case f.After > 0:
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, f.After+1
+		o.After = f.After
 	}
-	cons, err := b.js.OrderedConsumer(ctx, Stream, cfg)
+	r, err := b.log.Read(ctx, o)
 	if err != nil {
 		release()
 		return nil, fmt.Errorf("events: subscribe: %w", err)
 	}
-	it, err := cons.Messages(jetstream.PullMaxBytes(subscriberBuffer))
-	if err != nil {
-		release()
-		return nil, fmt.Errorf("events: subscribe: %w", err)
-	}
-	s := &Subscription{bus: b, release: release, it: it, msgs: make(chan jetstream.Msg), errc: make(chan error, 1)}
-	go s.pump()
-	return s, nil
+	return &Subscription{release: release, r: r}, nil
 }
 
-// pump moves messages from the iterator to Next, one at a time.
-func (s *Subscription) pump() {
-	for {
-		msg, err := s.it.Next()
-		if err != nil {
-			s.errc <- err
-			close(s.msgs)
-			return
-		}
-		s.msgs <- msg
-	}
-}
-
-// Next returns the next event, waiting until there is one or ctx ends.
+// Next returns the next event, waiting until there is one or ctx ends
+// (Canceled once the subscription is closed).
 func (s *Subscription) Next(ctx context.Context) (Event, error) {
 	for {
-		select {
-		case <-ctx.Done():
-			return Event{}, ctx.Err()
-		case msg, ok := <-s.msgs:
-			if !ok {
-				err := <-s.errc
-				if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-					err = context.Canceled
-				}
-				return Event{}, err
-			}
-			ev, ok := decode(msg)
-			if ok {
-				return ev, nil
-			}
+		e, err := s.r.Next(ctx)
+		if errors.Is(err, store.ErrLogClosed) {
+			return Event{}, context.Canceled
+		}
+		if err != nil {
+			return Event{}, err
+		}
+		if ev, ok := decode(e); ok {
+			return ev, nil
 		}
 	}
 }
 
-// decode turns a stored message into an Event; malformed ones are skipped.
-func decode(msg jetstream.Msg) (Event, bool) {
-	meta, err := msg.Metadata()
-	if err != nil {
-		return Event{}, false
-	}
+// decode turns a stored entry into an Event; malformed ones are skipped.
+func decode(e store.LogEntry) (Event, bool) {
 	var env envelope
-	if json.Unmarshal(msg.Data(), &env) != nil {
+	if json.Unmarshal(e.Data, &env) != nil {
 		return Event{}, false
 	}
 	t, _ := time.Parse(timeFormat, env.Time)
-	return Event{Seq: meta.Sequence.Stream, Type: env.Type, SessionID: env.SessionID, PlanID: env.PlanID, Time: t, Data: env.Data}, true
+	return Event{Seq: e.Seq, Type: env.Type, SessionID: env.SessionID, PlanID: env.PlanID, Time: t, Data: env.Data}, true
 }
 
 // Close ends the subscription and frees its slot.
 func (s *Subscription) Close() error {
 	if s.done.CompareAndSwap(false, true) {
-		s.it.Stop()
-		go func() { // let pump finish
-			for range s.msgs {
-			}
-		}()
+		_ = s.r.Close()
 		s.release()
 	}
 	return nil

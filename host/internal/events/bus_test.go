@@ -29,7 +29,7 @@ func mustStore(t *testing.T, dir string) *store.Store {
 
 func mustBus(t *testing.T, st *store.Store, cfg Config) *Bus {
 	t.Helper()
-	b, err := Open(context.Background(), st.JetStream(), cfg, 1)
+	b, err := Open(context.Background(), st, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestLimits(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "over the") {
 		t.Errorf("oversized event: %v", err)
 	}
-	if _, err := Open(ctx, st.JetStream(), withEvents(func(c *Config) { c.Retention, c.DedupeWindow = time.Hour, 2*time.Hour }), 1); err == nil {
+	if _, err := Open(ctx, st, withEvents(func(c *Config) { c.Retention, c.DedupeWindow = time.Hour, 2*time.Hour })); err == nil {
 		t.Error("a dedupe window longer than the retention was accepted")
 	}
 }

@@ -7,29 +7,13 @@ import (
 	"math"
 
 	extism "github.com/extism/go-sdk"
+
+	"github.com/skillhost/skillhost/host/fault"
 )
 
-// Error codes host functions return to the guest in {"ok":false,"error":…}.
-// They are part of the plugin ABI (docs/HOST_FUNCTIONS.md): add, never rename.
-const (
-	CodeBadPointer       = "bad_pointer"        // the request offset is not a live Extism block
-	CodeRequestTooLarge  = "request_too_large"  // the request block is over the function's cap
-	CodeBadRequest       = "bad_request"        // the request is not the expected JSON
-	CodeRateLimited      = "rate_limited"       // the plugin called too often
-	CodeNoSession        = "no_session"         // the call has no session (context functions)
-	CodeSessionNotFound  = "session_not_found"  // the session is unknown or closed
-	CodeValueTooLarge    = "value_too_large"    // a context value over the store's cap
-	CodeUnavailable      = "unavailable"        // the host has no such service configured
-	CodeStoreError       = "store_error"        // the state store failed
-	CodeHostNotAllowed   = "host_not_allowed"   // URL host not in permissions.allowed_hosts
-	CodeAddressRefused   = "address_refused"    // resolved address is private/loopback/metadata…
-	CodeResponseTooLarge = "response_too_large" // body or headers over the cap
-	CodeTimeout          = "timeout"            // the fetch or the call ran out of time
-	CodeFetchFailed      = "fetch_failed"       // connection, TLS or protocol failure
-	CodeInternal         = "internal"           // a host bug; details are in the host log
-)
-
-// guestError is the error half of a reply.
+// guestError is the error half of a reply; its Code is one of host/fault's
+// guest ABI codes (fault.Guest*, docs/HOST_FUNCTIONS.md) or, for a failed
+// agent_call, the failure's reason.
 type guestError struct {
 	Code    string         `json:"code"`
 	Message string         `json:"message"`
@@ -74,24 +58,24 @@ func (m extismMemory) write(off uint32, b []byte) bool { return m.p.Memory().Wri
 // a live Extism block inside memory or that is larger than limit.
 func readRequest(ctx context.Context, m memory, offset uint64, limit int) ([]byte, *guestError) {
 	if offset == 0 || offset > math.MaxUint32 {
-		return nil, errorf(CodeBadPointer, "offset %#x is not a memory block", offset)
+		return nil, errorf(fault.GuestBadPointer, "offset %#x is not a memory block", offset)
 	}
 	n, err := m.length(ctx, offset)
 	if err != nil {
-		return nil, errorf(CodeBadPointer, "offset %#x: %v", offset, err)
+		return nil, errorf(fault.GuestBadPointer, "offset %#x: %v", offset, err)
 	}
 	if n == 0 {
-		return nil, errorf(CodeBadPointer, "offset %#x is not an allocated memory block", offset)
+		return nil, errorf(fault.GuestBadPointer, "offset %#x is not an allocated memory block", offset)
 	}
 	if n > uint64(limit) {
-		return nil, errorf(CodeRequestTooLarge, "request is %d bytes, the limit is %d", n, limit)
+		return nil, errorf(fault.GuestRequestTooLarge, "request is %d bytes, the limit is %d", n, limit)
 	}
 	if offset+n > math.MaxUint32 {
-		return nil, errorf(CodeBadPointer, "block %#x+%d is outside memory", offset, n)
+		return nil, errorf(fault.GuestBadPointer, "block %#x+%d is outside memory", offset, n)
 	}
 	b, ok := m.read(uint32(offset), uint32(n))
 	if !ok {
-		return nil, errorf(CodeBadPointer, "block %#x+%d is outside memory", offset, n)
+		return nil, errorf(fault.GuestBadPointer, "block %#x+%d is outside memory", offset, n)
 	}
 	return append([]byte(nil), b...), nil
 }
@@ -118,7 +102,7 @@ func writeReply(ctx context.Context, m memory, r reply) (uint64, error) {
 // function itself.
 func decodeRequest(b []byte, v any) *guestError {
 	if err := json.Unmarshal(b, v); err != nil {
-		return errorf(CodeBadRequest, "request is not the expected JSON: %v", err)
+		return errorf(fault.GuestBadRequest, "request is not the expected JSON: %v", err)
 	}
 	return nil
 }

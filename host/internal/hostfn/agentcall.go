@@ -20,10 +20,6 @@ const (
 	MaxAgentCallMethod = 256
 )
 
-// CodeAgentNotAllowed is the guest error code of an agent_call to an agent
-// the plugin's manifest does not list in permissions.agents.
-const CodeAgentNotAllowed = "agent_not_allowed"
-
 // AgentCaller makes the calls of agent_call: to a plugin of this host or a
 // remote peer, as the principal and within the deadline of ctx. The host's
 // agent router implements it; Deps.Agents nil answers "unavailable".
@@ -94,17 +90,17 @@ func (f *funcs) agentCall(ctx context.Context, call *Call, raw []byte) (any, *gu
 	timeout := time.Duration(r.TimeoutMs) * time.Millisecond
 	switch {
 	case !agentID.MatchString(r.Agent):
-		return nil, errorf(CodeBadRequest, "agent %q is not an agent id ([a-z0-9][a-z0-9-]*)", truncate(r.Agent, 80))
+		return nil, errorf(fault.GuestBadRequest, "agent %q is not an agent id ([a-z0-9][a-z0-9-]*)", truncate(r.Agent, 80))
 	case r.Method == "" || len(r.Method) > MaxAgentCallMethod:
-		return nil, errorf(CodeBadRequest, "method must be 1..%d bytes", MaxAgentCallMethod)
+		return nil, errorf(fault.GuestBadRequest, "method must be 1..%d bytes", MaxAgentCallMethod)
 	case r.TimeoutMs < 0 || r.TimeoutMs > maxAgentTimeout.Milliseconds():
-		return nil, errorf(CodeBadRequest, "timeout_ms %d: want 0 (the rest of this call's time) up to %d", r.TimeoutMs, maxAgentTimeout.Milliseconds())
+		return nil, errorf(fault.GuestBadRequest, "timeout_ms %d: want 0 (the rest of this call's time) up to %d", r.TimeoutMs, maxAgentTimeout.Milliseconds())
 	case len(r.Params) > 0 && !json.Valid(r.Params):
-		return nil, errorf(CodeBadRequest, "params is not JSON")
+		return nil, errorf(fault.GuestBadRequest, "params is not JSON")
 	case !f.agentPermitted(r.Agent):
-		return nil, errorf(CodeAgentNotAllowed, "agent %q is not in this plugin's permissions.agents", r.Agent)
+		return nil, errorf(fault.GuestAgentNotAllowed, "agent %q is not in this plugin's permissions.agents", r.Agent)
 	case f.deps.Agents == nil:
-		return nil, errorf(CodeUnavailable, "this host makes no agent calls")
+		return nil, errorf(fault.GuestUnavailable, "this host makes no agent calls")
 	}
 	// The called agent shares the caller's session (an A2A task's context
 	// session too), so its context functions work and a remote peer keeps
@@ -137,7 +133,7 @@ func (f *funcs) agentPermitted(id string) bool {
 }
 
 // agentError is a failed nested call as the guest sees it: the code is the
-// failure's reason (README error table), except that an error the called
+// failure's reason (docs/reference/errors.md), except that an error the called
 // plugin returned keeps that plugin's own code, so a plugin passing an
 // agent's error on passes on the original code. The data says what it was.
 func agentError(err error) *guestError {

@@ -83,15 +83,15 @@ func TestGuestAgentCall(t *testing.T) {
 		want guestError
 	}{
 		{"not permitted", map[string]any{"agent": "payroll", "method": "pay"},
-			guestError{Code: hostfn.CodeAgentNotAllowed}},
-		{"bad agent id", map[string]any{"agent": "Bad Agent", "method": "m"}, guestError{Code: hostfn.CodeBadRequest}},
-		{"no method", map[string]any{"agent": "billing"}, guestError{Code: hostfn.CodeBadRequest}},
+			guestError{Code: fault.GuestAgentNotAllowed}},
+		{"bad agent id", map[string]any{"agent": "Bad Agent", "method": "m"}, guestError{Code: fault.GuestBadRequest}},
+		{"no method", map[string]any{"agent": "billing"}, guestError{Code: fault.GuestBadRequest}},
 		{"method too long", map[string]any{"agent": "billing", "method": strings.Repeat("m", hostfn.MaxAgentCallMethod+1)},
-			guestError{Code: hostfn.CodeBadRequest}},
+			guestError{Code: fault.GuestBadRequest}},
 		{"timeout over a day", map[string]any{"agent": "billing", "method": "m", "timeout_ms": (25 * time.Hour).Milliseconds()},
-			guestError{Code: hostfn.CodeBadRequest}},
+			guestError{Code: fault.GuestBadRequest}},
 		{"request over the cap", map[string]any{"agent": "billing", "method": "m", "params": map[string]string{"blob": strings.Repeat("x", hostfn.MaxAgentCallRequest)}},
-			guestError{Code: hostfn.CodeRequestTooLarge}},
+			guestError{Code: fault.GuestRequestTooLarge}},
 		{"timeout", map[string]any{"agent": "billing", "method": "slow"},
 			guestError{Code: "timeout", Data: map[string]any{"reason": "timeout", "rpc_code": -32104.0, "agent_id": "billing"}}},
 		{"plugin's own code passed on", map[string]any{"agent": "text-x", "method": "nested"},
@@ -126,7 +126,7 @@ func TestGuestAgentCall(t *testing.T) {
 	}
 
 	none := mustCompile(t, hostfn.Deps{}, hostfn.Grant{Plugin: "caller", Agents: []string{"*"}}).mustInstance(t)
-	if _, gerr := none.call(call, "call_agent", map[string]any{"agent": "billing", "method": "m"}); gerr == nil || gerr.Code != hostfn.CodeUnavailable {
-		t.Errorf("no router: %+v, want %s", gerr, hostfn.CodeUnavailable)
+	if _, gerr := none.call(call, "call_agent", map[string]any{"agent": "billing", "method": "m"}); gerr == nil || gerr.Code != fault.GuestUnavailable {
+		t.Errorf("no router: %+v, want %s", gerr, fault.GuestUnavailable)
 	}
 }

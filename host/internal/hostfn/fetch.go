@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/skillhost/skillhost/host/fault"
 )
 
 // Caps of the http_fetch host function.
@@ -165,7 +167,7 @@ func (fn *funcs) fetch(ctx context.Context, _ *Call, raw []byte) (any, *guestErr
 		return nil, fetchError(ctx, &url.Error{Op: "read", URL: resp.Request.URL.String(), Err: err})
 	}
 	if int64(len(body)) > limit {
-		return nil, errorf(CodeResponseTooLarge, "response body is larger than %d bytes", limit)
+		return nil, errorf(fault.GuestResponseTooLarge, "response body is larger than %d bytes", limit)
 	}
 	res.Body = body
 	return res, nil
@@ -178,30 +180,30 @@ func (f *fetcher) buildRequest(ctx context.Context, r fetchRequest) (*http.Reque
 		method = http.MethodGet
 	case http.MethodGet, http.MethodHead, http.MethodPost:
 	default:
-		return nil, errorf(CodeBadRequest, "method %q: only GET, HEAD and POST are allowed", truncate(r.Method, 16))
+		return nil, errorf(fault.GuestBadRequest, "method %q: only GET, HEAD and POST are allowed", truncate(r.Method, 16))
 	}
 	if len(r.Body) > 0 && method != http.MethodPost {
-		return nil, errorf(CodeBadRequest, "a body is only allowed with POST")
+		return nil, errorf(fault.GuestBadRequest, "a body is only allowed with POST")
 	}
 	if len(r.Body) > MaxFetchBody {
-		return nil, errorf(CodeRequestTooLarge, "body is %d bytes, the limit is %d", len(r.Body), MaxFetchBody)
+		return nil, errorf(fault.GuestRequestTooLarge, "body is %d bytes, the limit is %d", len(r.Body), MaxFetchBody)
 	}
 	if len(r.URL) > MaxFetchURL {
-		return nil, errorf(CodeBadRequest, "URL longer than %d bytes", MaxFetchURL)
+		return nil, errorf(fault.GuestBadRequest, "URL longer than %d bytes", MaxFetchURL)
 	}
 	u, err := url.Parse(r.URL)
 	if err != nil {
-		return nil, errorf(CodeBadRequest, "URL: %v", err)
+		return nil, errorf(fault.GuestBadRequest, "URL: %v", err)
 	}
 	if _, err := f.checkURL(u); err != nil {
 		var hr *hostRefusedError
 		if errors.As(err, &hr) {
-			return nil, errorf(CodeHostNotAllowed, "%v", err)
+			return nil, errorf(fault.GuestHostNotAllowed, "%v", err)
 		}
-		return nil, errorf(CodeBadRequest, "%v", err)
+		return nil, errorf(fault.GuestBadRequest, "%v", err)
 	}
 	if len(r.Headers) > MaxRequestHeaders {
-		return nil, errorf(CodeBadRequest, "%d headers, the limit is %d", len(r.Headers), MaxRequestHeaders)
+		return nil, errorf(fault.GuestBadRequest, "%d headers, the limit is %d", len(r.Headers), MaxRequestHeaders)
 	}
 	var body io.Reader
 	if method == http.MethodPost {
@@ -209,19 +211,19 @@ func (f *fetcher) buildRequest(ctx context.Context, r fetchRequest) (*http.Reque
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
 	if err != nil {
-		return nil, errorf(CodeBadRequest, "request: %v", err)
+		return nil, errorf(fault.GuestBadRequest, "request: %v", err)
 	}
 	for k, v := range r.Headers {
 		name := http.CanonicalHeaderKey(k)
 		switch {
 		case !validHeaderName(k):
-			return nil, errorf(CodeBadRequest, "invalid header name %q", truncate(k, 64))
+			return nil, errorf(fault.GuestBadRequest, "invalid header name %q", truncate(k, 64))
 		case forbiddenHeaders[name] || strings.HasPrefix(name, "Proxy-"):
-			return nil, errorf(CodeBadRequest, "header %q may not be set by a plugin", name)
+			return nil, errorf(fault.GuestBadRequest, "header %q may not be set by a plugin", name)
 		case len(v) > MaxRequestHeaderValue:
-			return nil, errorf(CodeBadRequest, "header %q is longer than %d bytes", name, MaxRequestHeaderValue)
+			return nil, errorf(fault.GuestBadRequest, "header %q is longer than %d bytes", name, MaxRequestHeaderValue)
 		case strings.ContainsAny(v, "\r\n\x00"):
-			return nil, errorf(CodeBadRequest, "header %q contains a control character", name)
+			return nil, errorf(fault.GuestBadRequest, "header %q contains a control character", name)
 		}
 		req.Header.Set(name, v)
 	}
@@ -271,20 +273,20 @@ func failure(err error, ended bool) *guestError {
 	)
 	switch {
 	case errors.As(err, &refused):
-		return errorf(CodeAddressRefused, "%v", refused)
+		return errorf(fault.GuestAddressRefused, "%v", refused)
 	case errors.As(err, &host):
-		return errorf(CodeHostNotAllowed, "redirect refused: %v", host)
+		return errorf(fault.GuestHostNotAllowed, "redirect refused: %v", host)
 	case errors.As(err, &tooMany):
-		return errorf(CodeFetchFailed, "%v", tooMany)
+		return errorf(fault.GuestFetchFailed, "%v", tooMany)
 	case ended || errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netError) && netError.Timeout()):
-		return errorf(CodeTimeout, "the request did not finish in time")
+		return errorf(fault.GuestTimeout, "the request did not finish in time")
 	case strings.Contains(err.Error(), "server response headers exceeded"):
-		return errorf(CodeResponseTooLarge, "response headers are larger than %d bytes", MaxResponseHeaderBytes)
+		return errorf(fault.GuestResponseTooLarge, "response headers are larger than %d bytes", MaxResponseHeaderBytes)
 	case errors.As(err, &dns):
 		if dns.IsNotFound {
-			return errorf(CodeFetchFailed, "host %q was not found (DNS)", truncate(dns.Name, maxHostLen))
+			return errorf(fault.GuestFetchFailed, "host %q was not found (DNS)", truncate(dns.Name, maxHostLen))
 		}
-		return errorf(CodeFetchFailed, "host %q could not be resolved (DNS)", truncate(dns.Name, maxHostLen))
+		return errorf(fault.GuestFetchFailed, "host %q could not be resolved (DNS)", truncate(dns.Name, maxHostLen))
 	}
 	target := "the server"
 	var ue *url.Error
@@ -303,17 +305,17 @@ func failure(err error, ended bool) *guestError {
 	)
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return errorf(CodeFetchFailed, "connection to %s refused", target)
+		return errorf(fault.GuestFetchFailed, "connection to %s refused", target)
 	case errors.Is(err, syscall.ECONNRESET):
-		return errorf(CodeFetchFailed, "connection to %s reset", target)
+		return errorf(fault.GuestFetchFailed, "connection to %s reset", target)
 	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
-		return errorf(CodeFetchFailed, "%s is unreachable", target)
+		return errorf(fault.GuestFetchFailed, "%s is unreachable", target)
 	case errors.As(err, &certErr), errors.As(err, &unknownCA), errors.As(err, &hostErr), errors.As(err, &invalidErr):
-		return errorf(CodeFetchFailed, "the TLS certificate of %s was not accepted", target)
+		return errorf(fault.GuestFetchFailed, "the TLS certificate of %s was not accepted", target)
 	case errors.As(err, &recordErr), errors.As(err, &alertErr):
-		return errorf(CodeFetchFailed, "the TLS handshake with %s failed", target)
+		return errorf(fault.GuestFetchFailed, "the TLS handshake with %s failed", target)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return errorf(CodeFetchFailed, "%s closed the connection before a complete response", target)
+		return errorf(fault.GuestFetchFailed, "%s closed the connection before a complete response", target)
 	}
-	return errorf(CodeFetchFailed, "the request to %s failed", target)
+	return errorf(fault.GuestFetchFailed, "the request to %s failed", target)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/fault"
 )
 
 func TestFetchAllowedAndRefused(t *testing.T) {
@@ -89,24 +90,24 @@ func TestFetchAllowedAndRefused(t *testing.T) {
 		req  fetchRequest
 		code string
 	}{
-		{"loopback without allow_private", noPrivate, fetchRequest{URL: base + "/echo"}, CodeAddressRefused},
-		{"redirect to an ungranted host", allowed, fetchRequest{URL: base + "/escape"}, CodeHostNotAllowed},
-		{"redirect loop", allowed, fetchRequest{URL: base + "/loop"}, CodeFetchFailed},
-		{"body over the cap", allowed, fetchRequest{URL: base + "/big"}, CodeResponseTooLarge},
-		{"headers over the cap", allowed, fetchRequest{URL: base + "/fat-headers"}, CodeResponseTooLarge},
-		{"ungranted host", allowed, fetchRequest{URL: "http://localhost:" + port + "/echo"}, CodeHostNotAllowed},
-		{"entry without a port: other ports refused", defaultPorts, fetchRequest{URL: base + "/echo"}, CodeHostNotAllowed},
-		{"non-ASCII host", allowed, fetchRequest{URL: "http://exämple.com/"}, CodeHostNotAllowed},
-		{"file scheme", allowed, fetchRequest{URL: "file:///etc/passwd"}, CodeBadRequest},
-		{"user info", allowed, fetchRequest{URL: "http://u:p@" + host + ":" + port + "/echo"}, CodeBadRequest},
-		{"PUT", allowed, fetchRequest{Method: "PUT", URL: base + "/echo"}, CodeBadRequest},
-		{"GET with body", allowed, fetchRequest{URL: base + "/echo", Body: []byte("x")}, CodeBadRequest},
-		{"POST body over the cap", allowed, fetchRequest{Method: "POST", URL: base + "/echo", Body: make([]byte, MaxFetchBody+1)}, CodeRequestTooLarge},
-		{"Host header", allowed, fetchRequest{URL: base + "/echo", Headers: map[string]string{"host": "evil"}}, CodeBadRequest},
-		{"Transfer-Encoding header", allowed, fetchRequest{URL: base + "/echo", Headers: map[string]string{"Transfer-Encoding": "chunked"}}, CodeBadRequest},
-		{"header injection", allowed, fetchRequest{URL: base + "/echo", Headers: map[string]string{"X-A": "1\r\nX-B: 2"}}, CodeBadRequest},
-		{"bad header name", allowed, fetchRequest{URL: base + "/echo", Headers: map[string]string{"X A": "1"}}, CodeBadRequest},
-		{"URL over the cap", allowed, fetchRequest{URL: base + "/" + strings.Repeat("a", MaxFetchURL)}, CodeBadRequest},
+		{"loopback without allow_private", noPrivate, fetchRequest{URL: base + "/echo"}, fault.GuestAddressRefused},
+		{"redirect to an ungranted host", allowed, fetchRequest{URL: base + "/escape"}, fault.GuestHostNotAllowed},
+		{"redirect loop", allowed, fetchRequest{URL: base + "/loop"}, fault.GuestFetchFailed},
+		{"body over the cap", allowed, fetchRequest{URL: base + "/big"}, fault.GuestResponseTooLarge},
+		{"headers over the cap", allowed, fetchRequest{URL: base + "/fat-headers"}, fault.GuestResponseTooLarge},
+		{"ungranted host", allowed, fetchRequest{URL: "http://localhost:" + port + "/echo"}, fault.GuestHostNotAllowed},
+		{"entry without a port: other ports refused", defaultPorts, fetchRequest{URL: base + "/echo"}, fault.GuestHostNotAllowed},
+		{"non-ASCII host", allowed, fetchRequest{URL: "http://exämple.com/"}, fault.GuestHostNotAllowed},
+		{"file scheme", allowed, fetchRequest{URL: "file:///etc/passwd"}, fault.GuestBadRequest},
+		{"user info", allowed, fetchRequest{URL: "http://u:p@" + host + ":" + port + "/echo"}, fault.GuestBadRequest},
+		{"PUT", allowed, fetchRequest{Method: "PUT", URL: base + "/echo"}, fault.GuestBadRequest},
+		{"GET with body", allowed, fetchRequest{URL: base + "/echo", Body: []byte("x")}, fault.GuestBadRequest},
+		{"POST body over the cap", allowed, fetchRequest{Method: "POST", URL: base + "/echo", Body: make([]byte, MaxFetchBody+1)}, fault.GuestRequestTooLarge},
+		{"Host header", allowed, fetchRequest{URL: base + "/echo", Headers: map[string]string{"host": "evil"}}, fault.GuestBadRequest},
+		{"Transfer-Encoding header", allowed, fetchRequest{URL: base + "/echo", Headers: map[string]string{"Transfer-Encoding": "chunked"}}, fault.GuestBadRequest},
+		{"header injection", allowed, fetchRequest{URL: base + "/echo", Headers: map[string]string{"X-A": "1\r\nX-B: 2"}}, fault.GuestBadRequest},
+		{"bad header name", allowed, fetchRequest{URL: base + "/echo", Headers: map[string]string{"X A": "1"}}, fault.GuestBadRequest},
+		{"URL over the cap", allowed, fetchRequest{URL: base + "/" + strings.Repeat("a", MaxFetchURL)}, fault.GuestBadRequest},
 	}
 	for _, tt := range refusals {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,8 +126,8 @@ func TestFetchLoopbackRefusedSendsNothing(t *testing.T) {
 	host, port := srv.hostPort(t)
 	f := mustFuncs(t, Deps{Net: netPolicy(func(*NetPolicy) {})}, host+":"+port)
 	_, gerr := doFetch(t, f, fetchRequest{URL: "http://" + host + ":" + port + "/x"})
-	if gerr == nil || gerr.Code != CodeAddressRefused {
-		t.Fatalf("fetch = %v, want %s", gerr, CodeAddressRefused)
+	if gerr == nil || gerr.Code != fault.GuestAddressRefused {
+		t.Fatalf("fetch = %v, want %s", gerr, fault.GuestAddressRefused)
 	}
 	if n := srv.hitCount("/x"); n != 0 {
 		t.Errorf("the refused fixture was hit %d times", n)
@@ -143,8 +144,8 @@ func TestFetchRedirectRefusedBeforeRequest(t *testing.T) {
 	host, port := origin.hostPort(t)
 	f := mustFuncs(t, Deps{Net: netPolicy(func(p *NetPolicy) { p.AllowPrivate = loopback; p.MaxRedirects = 5 })}, host+":"+port)
 	_, gerr := doFetch(t, f, fetchRequest{URL: "http://" + host + ":" + port + "/go"})
-	if gerr == nil || gerr.Code != CodeHostNotAllowed {
-		t.Fatalf("fetch = %v, want %s", gerr, CodeHostNotAllowed)
+	if gerr == nil || gerr.Code != fault.GuestHostNotAllowed {
+		t.Fatalf("fetch = %v, want %s", gerr, fault.GuestHostNotAllowed)
 	}
 	if n := target.hitCount("/secret"); n != 0 {
 		t.Errorf("the ungranted redirect target was hit %d times", n)
@@ -167,8 +168,8 @@ func TestFetchDialGuardBeforeConnect(t *testing.T) {
 			t.Parallel()
 			start := time.Now()
 			_, gerr := doFetch(t, f, fetchRequest{URL: u})
-			if gerr == nil || gerr.Code != CodeAddressRefused {
-				t.Fatalf("fetch %s = %v, want %s", u, gerr, CodeAddressRefused)
+			if gerr == nil || gerr.Code != fault.GuestAddressRefused {
+				t.Fatalf("fetch %s = %v, want %s", u, gerr, fault.GuestAddressRefused)
 			}
 			if d := time.Since(start); d > 3*time.Second {
 				t.Errorf("refusal took %v: the guard must act before connecting", d)
@@ -190,8 +191,8 @@ func TestFetchTimeout(t *testing.T) {
 	host, port := srv.hostPort(t)
 	f := mustFuncs(t, Deps{Net: netPolicy(func(p *NetPolicy) { p.AllowPrivate = loopback; p.Timeout = 200 * time.Millisecond })}, host+":"+port)
 	_, gerr := doFetch(t, f, fetchRequest{URL: "http://" + host + ":" + port + "/slow"})
-	if gerr == nil || gerr.Code != CodeTimeout {
-		t.Fatalf("fetch = %v, want %s", gerr, CodeTimeout)
+	if gerr == nil || gerr.Code != fault.GuestTimeout {
+		t.Fatalf("fetch = %v, want %s", gerr, fault.GuestTimeout)
 	}
 }
 
@@ -267,8 +268,8 @@ func TestFetchMaxRedirects(t *testing.T) {
 				}
 				return
 			}
-			if gerr == nil || gerr.Code != CodeFetchFailed || !strings.Contains(gerr.Message, "redirects") {
-				t.Fatalf("fetch = %+v, %v; want %s naming the redirects", res, gerr, CodeFetchFailed)
+			if gerr == nil || gerr.Code != fault.GuestFetchFailed || !strings.Contains(gerr.Message, "redirects") {
+				t.Fatalf("fetch = %+v, %v; want %s naming the redirects", res, gerr, fault.GuestFetchFailed)
 			}
 		})
 	}
@@ -311,8 +312,8 @@ func TestFetchErrorsHideHostInternals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, gerr := doFetch(t, f, fetchRequest{URL: tt.url})
-		if gerr == nil || gerr.Code != CodeFetchFailed || gerr.Message != tt.want {
-			t.Errorf("fetch %s = %+v, want %s %q", tt.url, gerr, CodeFetchFailed, tt.want)
+		if gerr == nil || gerr.Code != fault.GuestFetchFailed || gerr.Message != tt.want {
+			t.Errorf("fetch %s = %+v, want %s %q", tt.url, gerr, fault.GuestFetchFailed, tt.want)
 			continue
 		}
 		for _, secret := range []string{resolverAddr, "lookup", "dial", "udp", "read:", "127.0.0.53"} {
@@ -335,8 +336,8 @@ func TestFetchRefusalNamesTheHostNotTheAddress(t *testing.T) {
 	_, port := srv.hostPort(t)
 	f := mustFuncs(t, Deps{Net: netPolicy(func(*NetPolicy) {})}, "localhost:"+port)
 	_, gerr := doFetch(t, f, fetchRequest{URL: "http://localhost:" + port + "/x"})
-	if gerr == nil || gerr.Code != CodeAddressRefused {
-		t.Fatalf("fetch = %v, want %s", gerr, CodeAddressRefused)
+	if gerr == nil || gerr.Code != fault.GuestAddressRefused {
+		t.Fatalf("fetch = %v, want %s", gerr, fault.GuestAddressRefused)
 	}
 	for _, want := range []string{`host "localhost"`, "loopback", "net.allow_private"} {
 		if !strings.Contains(gerr.Message, want) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 )
 
@@ -22,14 +23,14 @@ func TestGuestHostilePointers(t *testing.T) {
 		raw  map[string]any
 		code string // "" = ok reply
 	}{
-		{"null offset", map[string]any{"offset": 0}, hostfn.CodeBadPointer},
-		{"offset 1", map[string]any{"offset": 1}, hostfn.CodeBadPointer},
-		{"offset past 4 GiB", map[string]any{"offset": uint64(1) << 40}, hostfn.CodeBadPointer},
-		{"offset at the end of the address space", map[string]any{"offset": uint64(0xFFFFFFF8)}, hostfn.CodeBadPointer},
-		{"offset inside a block", map[string]any{"size": 64, "fill": valid, "delta": 8}, hostfn.CodeBadPointer},
-		{"block over the cap", map[string]any{"size": hostfn.MaxLogRequest + 1, "fill": valid}, hostfn.CodeRequestTooLarge},
-		{"not JSON", map[string]any{"size": 16, "fill": "{nope"}, hostfn.CodeBadRequest},
-		{"unknown level", map[string]any{"size": 64, "fill": `{"level":"loud","message":"x"}`}, hostfn.CodeBadRequest},
+		{"null offset", map[string]any{"offset": 0}, fault.GuestBadPointer},
+		{"offset 1", map[string]any{"offset": 1}, fault.GuestBadPointer},
+		{"offset past 4 GiB", map[string]any{"offset": uint64(1) << 40}, fault.GuestBadPointer},
+		{"offset at the end of the address space", map[string]any{"offset": uint64(0xFFFFFFF8)}, fault.GuestBadPointer},
+		{"offset inside a block", map[string]any{"size": 64, "fill": valid, "delta": 8}, fault.GuestBadPointer},
+		{"block over the cap", map[string]any{"size": hostfn.MaxLogRequest + 1, "fill": valid}, fault.GuestRequestTooLarge},
+		{"not JSON", map[string]any{"size": 16, "fill": "{nope"}, fault.GuestBadRequest},
+		{"unknown level", map[string]any{"size": 64, "fill": `{"level":"loud","message":"x"}`}, fault.GuestBadRequest},
 		{"valid block", map[string]any{"size": 64, "fill": valid}, ""},
 	}
 	for _, tt := range tests {

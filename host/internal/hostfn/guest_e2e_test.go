@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/store"
 	"github.com/skillhost/skillhost/host/internal/testutil"
@@ -64,9 +65,9 @@ func TestGuestContextIsolation(t *testing.T) {
 		{"A reads its own key", a, "k", `{"found":true,"value":{"n":1}}`, ""},
 		{"B cannot see A's key", b, "k", `{"found":false,"value":null}`, ""},
 		{"A: unknown key", a, "other", `{"found":false,"value":null}`, ""},
-		{"no session", &hostfn.Call{Plugin: "ctx-plugin"}, "k", "", hostfn.CodeNoSession},
-		{"unknown session", &hostfn.Call{SessionID: "sess-x"}, "k", "", hostfn.CodeSessionNotFound},
-		{"empty key", a, "", "", hostfn.CodeBadRequest},
+		{"no session", &hostfn.Call{Plugin: "ctx-plugin"}, "k", "", fault.GuestNoSession},
+		{"unknown session", &hostfn.Call{SessionID: "sess-x"}, "k", "", fault.GuestSessionNotFound},
+		{"empty key", a, "", "", fault.GuestBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,15 +108,15 @@ func TestGuestContextIsolation(t *testing.T) {
 	t.Run("value over the store cap", func(t *testing.T) {
 		big := strings.Repeat("x", storeValueCap)
 		_, gerr := in.call(a, "ctx_set", map[string]any{"key": "big", "value": big})
-		if gerr == nil || gerr.Code != hostfn.CodeValueTooLarge {
-			t.Fatalf("set a value over the store cap = %+v, want %s", gerr, hostfn.CodeValueTooLarge)
+		if gerr == nil || gerr.Code != fault.GuestValueTooLarge {
+			t.Fatalf("set a value over the store cap = %+v, want %s", gerr, fault.GuestValueTooLarge)
 		}
 	})
 	t.Run("no store configured", func(t *testing.T) {
 		in := mustCompile(t, hostfn.Deps{}, hostfn.Grant{Plugin: "p"}).mustInstance(t)
 		_, gerr := in.call(a, "ctx_get", map[string]string{"key": "k"})
-		if gerr == nil || gerr.Code != hostfn.CodeUnavailable {
-			t.Fatalf("get = %+v, want %s", gerr, hostfn.CodeUnavailable)
+		if gerr == nil || gerr.Code != fault.GuestUnavailable {
+			t.Fatalf("get = %+v, want %s", gerr, fault.GuestUnavailable)
 		}
 	})
 }
@@ -157,9 +158,9 @@ func TestGuestFetch(t *testing.T) {
 		url  string
 		code string
 	}{
-		{"loopback without allow_private", noPrivate, srv.URL + "/x", hostfn.CodeAddressRefused},
-		{"host outside the grant", granted, "http://localhost:" + u.Port() + "/x", hostfn.CodeHostNotAllowed},
-		{"metadata address", granted, "http://169.254.169.254/latest/meta-data/", hostfn.CodeHostNotAllowed},
+		{"loopback without allow_private", noPrivate, srv.URL + "/x", fault.GuestAddressRefused},
+		{"host outside the grant", granted, "http://localhost:" + u.Port() + "/x", fault.GuestHostNotAllowed},
+		{"metadata address", granted, "http://169.254.169.254/latest/meta-data/", fault.GuestHostNotAllowed},
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,8 +208,8 @@ func TestGuestProgress(t *testing.T) {
 	})
 	t.Run("data over the cap", func(t *testing.T) {
 		_, gerr := in.call(call, "progress_it", map[string]any{"percent": 1, "data": strings.Repeat("d", hostfn.MaxProgressData)})
-		if gerr == nil || gerr.Code != hostfn.CodeRequestTooLarge {
-			t.Fatalf("progress with big data = %+v, want %s", gerr, hostfn.CodeRequestTooLarge)
+		if gerr == nil || gerr.Code != fault.GuestRequestTooLarge {
+			t.Fatalf("progress with big data = %+v, want %s", gerr, fault.GuestRequestTooLarge)
 		}
 	})
 }

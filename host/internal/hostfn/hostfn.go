@@ -13,6 +13,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
 
@@ -178,7 +179,7 @@ func (f *funcs) serve(ctx context.Context, m memory, name string, limit int, off
 	}
 	off, err := writeReply(ctx, m, r)
 	if err != nil {
-		f.diagnose(ctx, call, name, errorf(CodeInternal, "reply: %v", err))
+		f.diagnose(ctx, call, name, errorf(fault.GuestInternal, "reply: %v", err))
 		return 0
 	}
 	return off
@@ -189,8 +190,8 @@ func (f *funcs) serve(ctx context.Context, m memory, name string, limit int, off
 func (f *funcs) diagnose(ctx context.Context, call *Call, name string, gerr *guestError) {
 	level := slog.LevelDebug
 	switch gerr.Code {
-	case CodeBadPointer, CodeRequestTooLarge, CodeBadRequest, CodeInternal,
-		CodeHostNotAllowed, CodeAddressRefused, CodeAgentNotAllowed:
+	case fault.GuestBadPointer, fault.GuestRequestTooLarge, fault.GuestBadRequest, fault.GuestInternal,
+		fault.GuestHostNotAllowed, fault.GuestAddressRefused, fault.GuestAgentNotAllowed:
 		level = slog.LevelWarn
 	}
 	if level == slog.LevelWarn && !f.diag.Allow() {

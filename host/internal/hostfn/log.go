@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
+
+	"github.com/skillhost/skillhost/host/fault"
 )
 
 // Caps of the log host function.
@@ -37,11 +39,11 @@ func (f *funcs) log(ctx context.Context, call *Call, req []byte) (any, *guestErr
 	}
 	level, ok := parseLevel(r.Level)
 	if !ok {
-		return nil, errorf(CodeBadRequest, "level %q: want debug, info, warn or error", truncate(r.Level, 32))
+		return nil, errorf(fault.GuestBadRequest, "level %q: want debug, info, warn or error", truncate(r.Level, 32))
 	}
 	if !f.logLimit.Allow() {
 		f.dropped.n.Add(1)
-		return nil, errorf(CodeRateLimited, "more than %d log lines per second", LogRate)
+		return nil, errorf(fault.GuestRateLimited, "more than %d log lines per second", LogRate)
 	}
 	attrs := f.attrs(call, "source", "plugin")
 	if n := f.dropped.n.Swap(0); n > 0 {

@@ -3,6 +3,8 @@ package hostfn
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/skillhost/skillhost/host/fault"
 )
 
 // Caps of the progress host function.
@@ -34,16 +36,16 @@ func (f *funcs) reportProgress(_ context.Context, call *Call, req []byte) (any, 
 		return nil, gerr
 	}
 	if r.Percent == nil {
-		return nil, errorf(CodeBadRequest, "percent is required")
+		return nil, errorf(fault.GuestBadRequest, "percent is required")
 	}
 	if len(r.Data) > MaxProgressData {
-		return nil, errorf(CodeRequestTooLarge, "progress data is %d bytes, the limit is %d", len(r.Data), MaxProgressData)
+		return nil, errorf(fault.GuestRequestTooLarge, "progress data is %d bytes, the limit is %d", len(r.Data), MaxProgressData)
 	}
 	if string(r.Data) == "null" {
 		r.Data = nil
 	}
 	if !f.progress.Allow() {
-		return nil, errorf(CodeRateLimited, "more than %d progress reports per second", ProgressRate)
+		return nil, errorf(fault.GuestRateLimited, "more than %d progress reports per second", ProgressRate)
 	}
 	if call.Progress == nil {
 		return progressResult{}, nil

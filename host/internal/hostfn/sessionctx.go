@@ -68,9 +68,9 @@ func (f *funcs) contextSet(ctx context.Context, call *Call, req []byte) (any, *g
 	}
 	switch {
 	case len(r.Value) == 0:
-		return nil, errorf(CodeBadRequest, "value is required")
+		return nil, errorf(fault.GuestBadRequest, "value is required")
 	case r.TTLMs < 0 || r.TTLMs > MaxContextTTL.Milliseconds():
-		return nil, errorf(CodeBadRequest, "ttl_ms %d: must be 0 (no expiry) up to %d", r.TTLMs, MaxContextTTL.Milliseconds())
+		return nil, errorf(fault.GuestBadRequest, "ttl_ms %d: must be 0 (no expiry) up to %d", r.TTLMs, MaxContextTTL.Milliseconds())
 	}
 	if gerr := f.contextReady(ctx, call); gerr != nil {
 		return nil, gerr
@@ -92,9 +92,9 @@ func (f *funcs) contextReady(ctx context.Context, call *Call) *guestError {
 	}
 	switch {
 	case f.deps.Context == nil:
-		return errorf(CodeUnavailable, "this host has no session context store")
+		return errorf(fault.GuestUnavailable, "this host has no session context store")
 	case call.SessionID == "":
-		return errorf(CodeNoSession, "no session: the call was made without a session_id")
+		return errorf(fault.GuestNoSession, "no session: the call was made without a session_id")
 	}
 	return nil
 }
@@ -119,14 +119,14 @@ func (f *funcs) storeError(ctx context.Context, call *Call, err error) *guestErr
 	fe := fault.From(err)
 	switch {
 	case fe.Kind == fault.SessionNotFound:
-		return errorf(CodeSessionNotFound, "%s", fe.Message())
+		return errorf(fault.GuestSessionNotFound, "%s", fe.Message())
 	case fe.Reason == fault.ReasonValueTooLarge:
-		return errorf(CodeValueTooLarge, "%s", fe.Message())
+		return errorf(fault.GuestValueTooLarge, "%s", fe.Message())
 	case fe.Kind == fault.InvalidParams:
-		return errorf(CodeBadRequest, "%s", fe.Message())
+		return errorf(fault.GuestBadRequest, "%s", fe.Message())
 	case fe.Kind == fault.Timeout || fe.Kind == fault.Canceled:
-		return errorf(CodeTimeout, "the call ended while waiting for the store")
+		return errorf(fault.GuestTimeout, "the call ended while waiting for the store")
 	}
 	f.deps.Logger.WarnContext(ctx, "hostfn: context store failed", f.attrs(call, "err", err)...)
-	return errorf(CodeStoreError, "the session context store failed")
+	return errorf(fault.GuestStoreError, "the session context store failed")
 }

@@ -53,14 +53,17 @@
 //
 // # Errors
 //
-// Handlers return *fault.Error. Every error response's data is an object
-// with request_id (envelope, else TransportInfo.RequestID, else generated),
-// timestamp (RFC 3339, UTC), reason, session_id when known and the fault's
-// Data; for A2A kinds (-32001..-32009) data is instead an array holding one
-// google.rpc.ErrorInfo whose reason is UPPER_SNAKE_CASE and whose metadata
-// carries the same members as strings. Plain errors become -32603 "internal
-// error" (the cause is logged, never sent); handler panics are recovered,
-// logged with their stack, and answered with -32603.
+// Handlers return *fault.Error; host/fault encodes the error member
+// (Error.MarshalRPC), the engine the envelope around it. Every error
+// response's data is an object with request_id (envelope, else
+// TransportInfo.RequestID, else generated), timestamp (UTC, milliseconds),
+// reason, session_id when known and the fault's Data; for A2A kinds
+// (-32001..-32009) and every error of an A2A v1.0 method data is instead an
+// array holding one google.rpc.ErrorInfo: the kind's A2A reason in the A2A
+// domain (a2a-protocol.org), skillhost's reason and the same members as
+// strings in its metadata. Plain errors become -32603 "internal error"
+// (fault.Safe: the cause is logged, never sent); handler panics are
+// recovered, logged with their stack, and answered with -32603.
 //
 // A handler result implementing Stream makes a streaming Reply, which every
 // transport delivers with Reply.Pump, the one stream pump: one response per

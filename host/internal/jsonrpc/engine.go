@@ -301,7 +301,7 @@ func (e *Engine) call(ctx context.Context, req *Request, single bool) (res any, 
 }
 
 func (e *Engine) errorReply(ctx context.Context, id json.RawMessage, env Envelope, err error) Reply {
-	return e.encodeError(ctx, id, env, e.reject(ctx, "", err), styleDefault)
+	return e.encodeError(ctx, id, env, e.reject(ctx, "", err), fault.DataAuto)
 }
 
 // reject tells WithRejected's function of a request refused before its
@@ -316,20 +316,20 @@ func (e *Engine) reject(ctx context.Context, method string, err error) error {
 // requestError answers a decoded request with err, in the error-data style
 // of its method (see RegisterA2A).
 func (e *Engine) requestError(ctx context.Context, req *Request, err error) Reply {
-	style := styleDefault
+	style := fault.DataAuto
 	e.mu.RLock()
 	switch {
 	case e.errorInfo[req.Method]:
-		style = styleInfo
+		style = fault.DataInfo
 	case e.objects[req.Method]:
-		style = styleObject
+		style = fault.DataObject
 	}
 	e.mu.RUnlock()
 	return e.encodeError(ctx, req.ID, req.Meta, err, style)
 }
 
-func (e *Engine) encodeError(ctx context.Context, id json.RawMessage, env Envelope, err error, style dataStyle) Reply {
-	fe, hidden := safeFault(err)
+func (e *Engine) encodeError(ctx context.Context, id json.RawMessage, env Envelope, err error, style fault.DataStyle) Reply {
+	fe, hidden := fault.Safe(err)
 	if hidden {
 		e.log.ErrorContext(ctx, "jsonrpc: internal error", "err", err)
 	}

@@ -111,8 +111,8 @@ func TestA2AErrorData(t *testing.T) {
 	}
 	delete(meta, "timestamp")
 	want := map[string]any{
-		"@type": ErrorInfoType, "reason": "TASK_NOT_FOUND", "domain": "skillhost",
-		"metadata": map[string]any{"request_id": "r1", "session_id": "s1", "task_id": "t1", "attempt": "2"},
+		"@type": fault.ErrorInfoType, "reason": "TASK_NOT_FOUND", "domain": "a2a-protocol.org",
+		"metadata": map[string]any{"reason": "task_not_found", "request_id": "r1", "session_id": "s1", "task_id": "t1", "attempt": "2"},
 	}
 	if diff := cmp.Diff(want, info); diff != "" {
 		t.Errorf("ErrorInfo (-want +got):\n%s", diff)

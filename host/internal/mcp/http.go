@@ -1,7 +1,7 @@
 package mcp
 
 import (
-	"encoding/json"
+	"context"
 	"net/http"
 	"strconv"
 	"sync"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/share"
 )
 
@@ -23,7 +24,7 @@ const (
 
 // newSessionCounter counts the MCP sessions over HTTP, host-wide and per
 // key. A refused POST is answered 503 (host full, as before shares) or 429
-// (the key's share), with a JSON-RPC error body.
+// (the key's share), with a JSON-RPC error body (see refuse).
 func newSessionCounter(cfg Config) *share.Counter {
 	limit, per := cfg.MaxSessions, cfg.MaxSessionsPerKey // mcp.max_sessions, mcp.max_sessions_per_key (0: no share)
 	return share.New(share.Config{
@@ -78,7 +79,7 @@ func (s *Server) Handler() http.Handler {
 		}
 		release, err := s.sessions.Acquire(holder)
 		if err != nil {
-			refuse(w, fault.From(err).With("key_id", who.KeyID()))
+			refuse(r.Context(), w, fault.From(err).With("key_id", who.KeyID()))
 			return
 		}
 		rec := &sessionRecorder{ResponseWriter: w, record: func(id string) {
@@ -111,7 +112,11 @@ func (s *Server) hold(sessions *httpSessions, id string, release func()) {
 		}
 		release()
 	}
-	if ss == nil { // none was made, or it already ended (initialization failed)
+	// None was made, it already ended, or it never initialized: a request
+	// other than initialize (server/discover, which clients send first) gets
+	// a throwaway session the SDK closes as the request ends, whose closing
+	// may still be under way here; it holds no unit.
+	if ss == nil || ss.InitializeParams() == nil {
 		end()
 		return
 	}
@@ -121,23 +126,15 @@ func (s *Server) hold(sessions *httpSessions, id string, release func()) {
 	}()
 }
 
-// refuse answers a POST that may not open a session: 429 for the key's
-// share, 503 when the host is full, with a JSON-RPC error body (MCP
-// clients read JSON-RPC) naming the cap's configuration key.
-func refuse(w http.ResponseWriter, fe *fault.Error) {
-	status := http.StatusServiceUnavailable
-	if fe.Reason == fault.ReasonKeyQuota {
-		status = http.StatusTooManyRequests
-	}
-	data := map[string]any{"reason": fe.WireReason()}
-	for k, v := range fe.Data {
-		data[k] = v
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": fe.Kind.Code(), "message": fe.Message(), "data": data}})
+// refuse answers a POST that may not open a session with the refusal's
+// status (fault's table: 429 for the key's share, 503 when the host is
+// full) and a JSON-RPC error body (MCP clients read JSON-RPC) naming the
+// cap's configuration key.
+func refuse(ctx context.Context, w http.ResponseWriter, fe *fault.Error) {
+	body := jsonrpc.EncodeError(ctx, nil, jsonrpc.Envelope{}, fe)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Retry-After", strconv.Itoa(1))
-	w.WriteHeader(status)
+	w.WriteHeader(fe.HTTPStatus())
 	_, _ = w.Write(body)
 }
 

@@ -170,7 +170,7 @@ func (s *Server) call(name string) sdk.ToolHandler {
 		var args any = map[string]any{}
 		if req.Params != nil && len(req.Params.Arguments) > 0 {
 			if err := json.Unmarshal(req.Params.Arguments, &args); err != nil {
-				return toolError(fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err, "arguments are not JSON")), nil
+				return s.toolError(ctx, fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err, "arguments are not JSON")), nil
 			}
 		}
 		msg := a2av1.NewMessage(a2av1.MessageRoleUser, a2av1.NewDataPart(args))
@@ -185,7 +185,7 @@ func (s *Server) call(name string) sdk.ToolHandler {
 		}
 		res, err := s.cfg.Invoker.Invoke(ctx, "SendMessage", params)
 		if err != nil {
-			return toolError(err), nil
+			return s.toolError(ctx, err), nil
 		}
 		sr, ok := res.(a2av1.StreamResponse)
 		task, _ := sr.Event.(*a2av1.Task)
@@ -196,10 +196,12 @@ func (s *Server) call(name string) sdk.ToolHandler {
 	}
 }
 
-// taskResult turns a finished task into the tool's result.
+// taskResult turns a finished task into the tool's result: its output, or
+// for a task that did not complete a tool error (errorResult) from its
+// status message: the text, and the fault.Summary its metadata carries.
 func taskResult(task *a2av1.Task) *sdk.CallToolResult {
 	if task.Status.State != a2av1.TaskStateCompleted {
-		info := map[string]any{"state": string(task.Status.State)}
+		info := map[string]any{}
 		text := "the skill ended " + string(task.Status.State)
 		if m := task.Status.Message; m != nil {
 			for k, v := range m.Metadata {
@@ -211,8 +213,10 @@ func taskResult(task *a2av1.Task) *sdk.CallToolResult {
 				}
 			}
 		}
-		info["message"] = text
-		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: info}
+		if _, ok := info["message"]; !ok {
+			info["message"] = text
+		}
+		return errorResult(text, info, string(task.Status.State))
 	}
 	out := &sdk.CallToolResult{Content: []sdk.Content{}}
 	for _, art := range task.Artifacts {
@@ -234,11 +238,24 @@ func taskResult(task *a2av1.Task) *sdk.CallToolResult {
 }
 
 // toolError is a call refused before the skill ran (invalid arguments,
-// scope, rate) as a tool error with skillhost's code and reason.
-func toolError(err error) *sdk.CallToolResult {
-	fe := fault.From(err)
-	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fe.Message()}},
-		StructuredContent: map[string]any{"code": fe.Kind.Code(), "reason": fe.WireReason(), "kind": fe.Kind.String(), "message": fe.Message()}}
+// scope, rate) as a tool error (errorResult) of its fault.Summary; the text
+// of an error that is not a fault is logged, not sent (fault.Safe).
+func (s *Server) toolError(ctx context.Context, err error) *sdk.CallToolResult {
+	fe, hidden := fault.Safe(err)
+	if hidden {
+		s.log.ErrorContext(ctx, "mcp: tool call failed", "err", err)
+	}
+	return errorResult(fe.Error(), fe.Summary().Map(), "")
+}
+
+// errorResult is the one shape of a failed tool call: the error's text as
+// content, isError, and the fault.Summary (code, reason, kind, message)
+// as structured content, with the task's state when a task ran.
+func errorResult(text string, summary map[string]any, state string) *sdk.CallToolResult {
+	if state != "" {
+		summary["state"] = state
+	}
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: text}}, StructuredContent: summary}
 }
 
 // ServeStdio serves one MCP client on r and w (newline-delimited JSON-RPC)

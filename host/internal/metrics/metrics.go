@@ -1,6 +1,7 @@
 // Package metrics owns the host's Prometheus registry: JSON-RPC calls by
 // method and outcome, skill calls by plugin, skill and reason, their
-// latency, plugin reload events, state store latency, HTTP requests by
+// latency and a 15-minute history of them (History, for the dashboard's
+// charts), skill rate-limit refusals, plugin reload events, state store latency, HTTP requests by
 // route and status, and gauges read at scrape time (the sandbox pools, the
 // memory budget, the compilation cache). The README lists every metric (a
 // host test compares the list with what /metrics exposes).
@@ -39,6 +40,7 @@ type Metrics struct {
 	skillCalls    *prometheus.CounterVec
 	skillErrors   *prometheus.CounterVec
 	skillDuration *prometheus.HistogramVec
+	skillLimited  *prometheus.CounterVec
 	rejected      *prometheus.CounterVec
 	reloads       *prometheus.CounterVec
 	store         *prometheus.HistogramVec
@@ -79,6 +81,10 @@ func New() *Metrics {
 			Help:    "Skill call latency (schema checks, queueing for an instance and the sandbox call) by plugin and skill.",
 			Buckets: latencyBuckets,
 		}, []string{"plugin", "skill"}),
+		skillLimited: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "skillhost_skill_rate_limited_total",
+			Help: "Calls of a loaded skill refused by a policy.skill_rates rule, by plugin, skill, the rule's skill glob and per (key or all).",
+		}, []string{"plugin", "skill", "rule", "per"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "skillhost_plugin_reloads_total",
 			Help: "Plugin load events by plugin and event (compiling, loaded, replaced, unloaded, failed, cleared).",
@@ -94,7 +100,7 @@ func New() *Metrics {
 		}, []string{"route", "status"}),
 	}
 	m.skills.m = m
-	m.reg.MustRegister(m.calls, m.duration, m.rejected, m.skillCalls, m.skillErrors, m.skillDuration, m.reloads, m.store, m.http,
+	m.reg.MustRegister(m.calls, m.duration, m.rejected, m.skillCalls, m.skillErrors, m.skillDuration, m.skillLimited, m.reloads, m.store, m.http,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

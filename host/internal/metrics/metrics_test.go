@@ -182,3 +182,37 @@ func TestDeliveries(t *testing.T) {
 		}
 	}
 }
+
+// History lists each called skill's recent calls, errors and rate-limit
+// refusals; a refusal is counted by rule on /metrics; Retain drops both.
+func TestSkillHistory(t *testing.T) {
+	t.Parallel()
+	m := metrics.New()
+	echo := m.Skill("tools", "echo")
+	echo.Observe(3*time.Millisecond, "")
+	echo.Observe(5*time.Millisecond, fault.ReasonTimeout)
+	echo.Observe(0, fault.ReasonRateLimited)
+	echo.RateLimited("ech*", "key")
+	m.Skill("tools", "idle") // resolved, never called
+	h := m.History(time.Now())
+	if h.Buckets != metrics.HistoryBuckets || h.BucketSeconds != 10 || len(h.Skills) != 2 {
+		t.Fatalf("history = %d buckets of %d s, %d skills", h.Buckets, h.BucketSeconds, len(h.Skills))
+	}
+	sum := func(v []uint32) (n uint32) {
+		for _, x := range v {
+			n += x
+		}
+		return n
+	}
+	s := h.Skills[0]
+	if s.Skill != "echo" || sum(s.Calls) != 3 || sum(s.Errors) != 2 || sum(s.Limited) != 1 {
+		t.Errorf("echo's history: %s calls %d errors %d limited %d", s.Skill, sum(s.Calls), sum(s.Errors), sum(s.Limited))
+	}
+	if !strings.Contains(scrape(t, m), `skillhost_skill_rate_limited_total{per="key",plugin="tools",rule="ech*",skill="echo"} 1`) {
+		t.Error("the refusal is not counted by rule")
+	}
+	m.Retain(func(string, string) bool { return false })
+	if n := len(m.History(time.Now()).Skills); n != 0 || strings.Contains(scrape(t, m), "skillhost_skill_rate_limited_total{") {
+		t.Errorf("after Retain: %d skills in the history, or the refusal series kept", n)
+	}
+}

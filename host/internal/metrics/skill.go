@@ -8,14 +8,19 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/skillhost/skillhost/host/fault"
 )
 
-// SkillMetrics are one loaded skill's series, resolved once.
+// SkillMetrics are one loaded skill's series, resolved once, and its
+// recent history.
 type SkillMetrics struct {
 	plugin, skill string
 	calls         prometheus.Counter
 	duration      prometheus.Observer
 	errors        *prometheus.CounterVec
+	limited       *prometheus.CounterVec
+	history       history
 }
 
 // Observe records one call of the skill that took d and failed with reason
@@ -26,6 +31,14 @@ func (s *SkillMetrics) Observe(d time.Duration, reason string) {
 	if reason != "" {
 		s.errors.WithLabelValues(s.plugin, s.skill, reason).Inc()
 	}
+	s.history.add(time.Now(), d, reason != "", reason == fault.ReasonRateLimited)
+}
+
+// RateLimited counts a call of the skill refused by the policy.skill_rates
+// rule whose glob is rule, per "key" or "all" (Observe counts the call
+// too). Rules come from the configuration, so the series stay bounded.
+func (s *SkillMetrics) RateLimited(rule, per string) {
+	s.limited.WithLabelValues(s.plugin, s.skill, rule, per).Inc()
 }
 
 // skillKey names a skill of a plugin.
@@ -63,7 +76,7 @@ func (ss *skillSet) add(k skillKey) *SkillMetrics {
 			next[key] = s
 		}
 	}
-	s := &SkillMetrics{plugin: k.plugin, skill: k.skill, errors: ss.m.skillErrors,
+	s := &SkillMetrics{plugin: k.plugin, skill: k.skill, errors: ss.m.skillErrors, limited: ss.m.skillLimited,
 		calls: ss.m.skillCalls.WithLabelValues(k.plugin, k.skill), duration: ss.m.skillDuration.WithLabelValues(k.plugin, k.skill)}
 	next[k] = s
 	ss.byID.Store(&next)
@@ -90,6 +103,7 @@ func (m *Metrics) Retain(loaded func(plugin, skill string) bool) {
 		m.skillCalls.DeleteLabelValues(k.plugin, k.skill)
 		m.skillDuration.DeleteLabelValues(k.plugin, k.skill)
 		m.skillErrors.DeletePartialMatch(prometheus.Labels{"plugin": k.plugin, "skill": k.skill})
+		m.skillLimited.DeletePartialMatch(prometheus.Labels{"plugin": k.plugin, "skill": k.skill})
 	}
 	ss.byID.Store(&next)
 }

@@ -82,12 +82,9 @@ type Result struct {
 	Error          *DeliveryErr `json:"delivery_error,omitempty"`
 }
 
-// DeliveryErr is why the target's events export failed.
-type DeliveryErr struct {
-	Code    int    `json:"code"`
-	Reason  string `json:"reason"`
-	Message string `json:"message"`
-}
+// DeliveryErr is why the target's events export failed: the error's
+// fault.Summary {code, reason, kind, message}.
+type DeliveryErr = fault.Summary
 
 // payload is the event handed to a plugin's events export (and the data of
 // the agent.notify event on the bus).
@@ -139,7 +136,8 @@ func (s *Service) Notify(ctx context.Context, n Notification) (*Result, error) {
 		// Events may be addressed to agents this host does not run.
 		s.log.Info("agent event: no local agent", "event", n.Event, "target_agent_id", n.Target, "session_id", n.SessionID)
 	case err != nil:
-		res.Error = &DeliveryErr{Code: fe.Kind.Code(), Reason: fe.WireReason(), Message: fe.Message()}
+		sum := fe.Summary()
+		res.Error = &sum
 		s.log.Warn("agent event: the plugin's events export failed", "target_agent_id", n.Target, "notification_id", n.ID,
 			"reason", fe.WireReason(), "err", fe.Message())
 	case !ok:

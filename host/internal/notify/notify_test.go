@@ -33,7 +33,7 @@ func mustService(t *testing.T) (*Service, *events.Bus) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	bus, err := events.Open(ctx, st.JetStream(), events.Config{}, 1)
+	bus, err := events.Open(ctx, st, events.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestNotify(t *testing.T) {
 		{"not a local agent", Notification{ID: "n3", Target: "elsewhere", Event: "e"}, Result{NotificationID: "n3", Status: "accepted"}},
 		{"no target", Notification{ID: "n4", Event: "e"}, Result{NotificationID: "n4", Status: "accepted"}},
 		{"export traps", Notification{ID: "n5", Target: "crasher", Event: "e"},
-			Result{NotificationID: "n5", Status: "accepted", Error: &DeliveryErr{Code: fault.SkillFailed.Code(), Reason: fault.ReasonTrap}}},
+			Result{NotificationID: "n5", Status: "accepted", Error: &DeliveryErr{Code: fault.SkillFailed.Code(), Reason: fault.ReasonTrap, Kind: "SkillFailed"}}},
 		{"no id: never a duplicate", Notification{Target: "listener", Event: "e"}, Result{Status: "accepted", Delivered: true}},
 	}
 	for _, tt := range tests { // in order: the duplicates depend on the earlier ones

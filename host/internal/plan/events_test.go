@@ -24,7 +24,7 @@ func TestPlanEventsInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	flaky := timeoutStep(work("b", map[string]any{"key": "b", "fail_times": 1}, "a"), 1500)
+	flaky := timeoutStep(work("b", map[string]any{"key": "b", "fail_times": 1}, "a"), 4000)
 	flaky["retry"] = map[string]any{"max_attempts": 2}
 	mustCreate(t, e, sess, "ev", definition(step("a", "echo", `{}`), flaky))
 	rec := mustExecute(t, e, sess, "ev", ExecuteOptions{})

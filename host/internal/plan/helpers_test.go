@@ -230,7 +230,7 @@ func mustEnv(t *testing.T, data string, cfg Config, opts ...func(*Deps)) *env {
 	if err := e.reg.LoadDir(ctx, e.plugins); err != nil {
 		t.Fatal(err)
 	}
-	if e.bus, err = events.Open(ctx, e.st.JetStream(), events.Config{}, 1); err != nil {
+	if e.bus, err = events.Open(ctx, e.st, events.Config{}); err != nil {
 		t.Fatal(err)
 	}
 	deps := Deps{Store: e.st, Skills: e.reg, Sessions: e.st, Events: e.bus, Logger: quiet,

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 )
@@ -152,29 +150,21 @@ type listed struct {
 
 // raw returns a plan's stored record undecoded; PlanNotFound when absent.
 func (r *records) raw(ctx context.Context, sessionID, planID string) ([]byte, error) {
-	e, err := r.kv.Get(ctx, key(sessionID, planID))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, notFound(planID)
-	}
+	raw, err := r.kv.GetRaw(ctx, key(sessionID, planID))
 	if err != nil {
-		return nil, storeErr(err, "read plan")
+		return nil, planErr(planID, err)
 	}
-	return e.Value(), nil
+	return raw.Data, nil
 }
 
 // planIDs lists the plan ids of a session, sorted.
 func (r *records) planIDs(ctx context.Context, sessionID string) ([]string, error) {
 	prefix := base64.RawURLEncoding.EncodeToString([]byte(sessionID)) + "."
-	lister, err := r.kv.ListKeysFiltered(ctx, prefix+"*")
-	if errors.Is(err, jetstream.ErrNoKeysFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, storeErr(err, "list plans")
-	}
-	defer func() { _ = lister.Stop() }()
 	var ids []string
-	for k := range lister.Keys() {
+	for k, err := range r.kv.Keys(ctx, prefix+"*") {
+		if err != nil {
+			return nil, err
+		}
 		b, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(k, prefix))
 		if err == nil {
 			ids = append(ids, string(b))

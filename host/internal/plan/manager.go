@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
@@ -74,9 +72,8 @@ type Manager struct {
 	log        *slog.Logger
 	st         *store.Store // this host's boot (Boot) and the others' liveness (Dead)
 	recs       *records
-	js         jetstream.JetStream
-	cons       jetstream.Consumer
-	hookCons   jetstream.Consumer // the webhook queue's (nil without Deps.Webhooks)
+	jobs       *store.Queue // the step jobs
+	hooks      *store.Queue // the webhook jobs (nil without Deps.Webhooks)
 	exec       Executor
 	sessions   Sessions
 	events     Events
@@ -110,60 +107,40 @@ func Open(ctx context.Context, d Deps, section Config) (*Manager, error) {
 	if d.Executor == nil {
 		d.Executor = NewLocalExecutor(d.Skills)
 	}
-	kv, err := d.Store.KeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: Bucket, Description: "skillhost plans and their checkpoints", History: 1,
-		TTL: cfg.Retention, MaxValueSize: int32(int(cfg.MaxRecord)), MaxBytes: int64(cfg.MaxBucket),
-		Storage: jetstream.FileStorage, Replicas: cfg.replicas,
+	kv, err := store.OpenBucket[Record](ctx, d.Store, store.BucketConfig{
+		Name: Bucket, Description: "skillhost plans and their checkpoints",
+		TTL: cfg.Retention, MaxValueBytes: int32(cfg.MaxRecord), MaxBytes: int64(cfg.MaxBucket),
+		Replicas: cfg.replicas, What: "plan", Retries: maxUpdateRetries, Contended: contended,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("plan: open bucket: %w", err)
 	}
-	js := d.Store.JetStream()
-	stream, err := d.Store.Stream(ctx, jetstream.StreamConfig{
-		Name:        Stream,
-		Description: "skillhost plan steps waiting to run (work queue)",
-		Subjects:    []string{subjectAll},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.replicas,
-		Duplicates:  DefaultDuplicates,
-		MaxMsgSize:  4 << 10,
-		MaxBytes:    64 << 20,
-		Discard:     jetstream.DiscardNew,
-		AllowDirect: cfg.replicas == 1,
+	jobs, err := d.Store.OpenQueue(ctx, store.QueueConfig{
+		Stream:              Stream,
+		Description:         "skillhost plan steps waiting to run (work queue)",
+		Subjects:            subjectAll,
+		Consumer:            ConsumerName,
+		ConsumerDescription: "skillhost plan step runner (shared by every host)",
+		AckWait:             cfg.AckWait,
+		MaxDeliver:          cfg.MaxDeliver,
+		Dedupe:              DefaultDuplicates,
+		Replicas:            cfg.replicas,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("plan: open stream %s: %w", Stream, err)
+		return nil, fmt.Errorf("plan: open queue %s: %w", Stream, err)
 	}
 	usage, err := openPlanUsage(ctx, d.Store, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("plan: open usage: %w", err)
 	}
-	var cons jetstream.Consumer
-	err = d.Store.Retry(ctx, "consumer "+ConsumerName, func(ctx context.Context) (err error) {
-		cons, err = stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-			Durable:       ConsumerName,
-			Description:   "skillhost plan step runner (shared by every host)",
-			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       cfg.AckWait,
-			MaxDeliver:    cfg.MaxDeliver,
-			FilterSubject: subjectAll,
-			MaxAckPending: 10_000,
-			Replicas:      cfg.replicas,
-		})
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("plan: open consumer %s: %w", ConsumerName, err)
-	}
-	var hookCons jetstream.Consumer
+	var hooks *store.Queue
 	if d.Webhooks != nil {
-		if hookCons, err = openWebhookQueue(ctx, d.Store, cfg); err != nil {
+		if hooks, err = openWebhookQueue(ctx, d.Store, cfg); err != nil {
 			return nil, err
 		}
 	}
 	return &Manager{
-		cfg: cfg, log: d.Logger, st: d.Store, recs: &records{kv: kv, max: int(cfg.MaxRecord), prov: d.Provenance, usage: usage}, js: js, cons: cons, hookCons: hookCons,
+		cfg: cfg, log: d.Logger, st: d.Store, recs: &records{kv: kv, max: int(cfg.MaxRecord), prov: d.Provenance, usage: usage}, jobs: jobs, hooks: hooks,
 		exec: d.Executor, sessions: d.Sessions, events: d.Events, webhooks: d.Webhooks, snapshot: d.Snapshot, principals: d.Principals,
 		workers: make(chan struct{}, cfg.Workers), listBytes: maxListBytes, steps: map[string]map[int]context.CancelFunc{},
 	}, nil

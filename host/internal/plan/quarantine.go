@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/store"
 )
 
 // Poison steps. A step that kills its host (it exhausts memory, trips a
@@ -37,7 +36,7 @@ const handBackWait = 2 * time.Second
 // step's open runs (counting those of dead hosts as crashes), then
 // quarantines the step, fails it for too many deliveries or a passed plan
 // deadline, or runs it.
-func (m *Manager) start(ctx context.Context, msg jetstream.Msg, j job, seq uint64, rec *Record, delivered int, log *slog.Logger) {
+func (m *Manager) start(ctx context.Context, msg *store.Job, j job, seq uint64, rec *Record, delivered int, log *slog.Logger) {
 	rec, err := m.settle(ctx, j, seq, rec)
 	switch {
 	case errors.Is(err, errStale):

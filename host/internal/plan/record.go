@@ -6,9 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/provenance"
@@ -130,7 +129,7 @@ type StepError struct {
 
 // records is the plans bucket.
 type records struct {
-	kv    jetstream.KeyValue
+	kv    *store.Bucket[Record]
 	max   int
 	prov  *provenance.Signer // nil: no provenance
 	usage *store.Usage       // stored plans per owner (quota.go)
@@ -141,6 +140,15 @@ type records struct {
 func key(sessionID, planID string) string {
 	enc := base64.RawURLEncoding
 	return enc.EncodeToString([]byte(sessionID)) + "." + enc.EncodeToString([]byte(planID))
+}
+
+// parseKey splits a bucket key into its session and plan ids.
+func parseKey(k string) (sessionID, planID string, ok bool) {
+	enc := base64.RawURLEncoding
+	s, p, found := strings.Cut(k, ".")
+	sb, serr := enc.DecodeString(s)
+	pb, perr := enc.DecodeString(p)
+	return string(sb), string(pb), found && serr == nil && perr == nil
 }
 
 func notFound(planID string) *fault.Error {
@@ -183,36 +191,44 @@ func (r *records) create(ctx context.Context, rec *Record) error {
 		p.Drop(ctx)
 		return err
 	}
-	_, err = r.kv.Create(ctx, k, b)
+	_, err = r.kv.CreateRaw(ctx, k, b)
 	p.Finish(ctx, err)
-	if err != nil {
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			return fault.Newf(fault.InvalidState, fault.ReasonPlanExists, "plan %q already exists in this session", clip(rec.PlanID, 64)).
-				With("plan_id", rec.PlanID)
-		}
-		return storeErr(err, "create plan")
+	if errors.Is(err, store.ErrExists) {
+		return fault.Newf(fault.InvalidState, fault.ReasonPlanExists, "plan %q already exists in this session", clip(rec.PlanID, 64)).
+			With("plan_id", rec.PlanID)
 	}
-	return nil
+	return err
 }
 
 // get returns the plan and its revision; PlanNotFound when absent.
 func (r *records) get(ctx context.Context, sessionID, planID string) (*Record, uint64, error) {
 	e, err := r.kv.Get(ctx, key(sessionID, planID))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return nil, 0, notFound(planID)
-	}
 	if err != nil {
-		return nil, 0, storeErr(err, "read plan")
+		return nil, 0, planErr(planID, err)
 	}
-	var rec Record
-	if err := json.Unmarshal(e.Value(), &rec); err != nil {
-		return nil, 0, fmt.Errorf("plan: decode record %s: %w", planID, err)
+	return e.Value, e.Revision, nil
+}
+
+// planErr is what a read of plan planID that failed with err returns.
+func planErr(planID string, err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return notFound(planID)
+	case errors.Is(err, store.ErrUndecodable):
+		return fmt.Errorf("plan: decode record %s: %w", planID, err)
 	}
-	return &rec, e.Revision(), nil
+	return err
+}
+
+// contended is the error of an update that lost every race for the plan
+// under key k.
+func contended(k string) error {
+	_, planID, _ := parseKey(k)
+	return fault.Newf(fault.InvalidState, fault.ReasonPlanContended, "plan %q changed %d times during one update", clip(planID, 64), maxUpdateRetries)
 }
 
 // errUnchanged, returned by an update function, ends update without writing.
-var errUnchanged = errors.New("plan: unchanged")
+var errUnchanged = store.ErrUnchanged
 
 // update applies fn to the current record and writes the result only if the
 // record did not change meanwhile (revision check), re-reading and
@@ -221,45 +237,30 @@ var errUnchanged = errors.New("plan: unchanged")
 // error aborts. A write that starts an execution is new work of the plan's
 // owner, admitted like a new plan (quota.go).
 func (r *records) update(ctx context.Context, sessionID, planID string, fn func(*Record) error) (*Record, error) {
-	for range maxUpdateRetries {
-		rec, rev, err := r.get(ctx, sessionID, planID)
-		if err != nil {
-			return nil, err
-		}
-		before := shapeOf(rec)
-		if err := fn(rec); err != nil {
-			if errors.Is(err, errUnchanged) {
-				return rec, nil
+	k := key(sessionID, planID)
+	var before shape
+	e, err := r.kv.Change(ctx, k, store.Change[Record]{
+		Apply: func(rec *Record) error {
+			before = shapeOf(rec)
+			if err := fn(rec); err != nil {
+				return err
 			}
-			return rec, err
-		}
-		if err := r.seal(before, rec); err != nil {
-			return rec, err
-		}
-		rec.UpdatedAt = time.Now().UTC()
-		b, p, err := r.charged(ctx, before, rec, key(sessionID, planID))
-		if err != nil {
-			return rec, err
-		}
-		_, err = r.kv.Update(ctx, key(sessionID, planID), b, rev)
-		p.Finish(ctx, err)
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			continue // changed meanwhile: re-read, re-apply
-		}
-		if err != nil {
-			return nil, storeErr(err, "update plan")
-		}
-		return rec, nil
+			if err := r.seal(before, rec); err != nil {
+				return err
+			}
+			rec.UpdatedAt = time.Now().UTC()
+			return nil
+		},
+		Write: func(ctx context.Context, rec *Record) ([]byte, func(error), error) {
+			b, p, err := r.charged(ctx, before, rec, k)
+			if err != nil {
+				return nil, nil, err
+			}
+			return b, func(err error) { p.Finish(ctx, err) }, nil
+		},
+	})
+	if err != nil {
+		return e.Value, planErr(planID, err)
 	}
-	return nil, fault.Newf(fault.InvalidState, fault.ReasonPlanContended, "plan %q changed %d times during one update", clip(planID, 64), maxUpdateRetries)
-}
-
-// storeErr keeps faults and context errors as they are and classifies the
-// rest (store.Fault: a full bucket is storage_full).
-func storeErr(err error, op string) error {
-	var fe *fault.Error
-	if errors.As(err, &fe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	return store.Fault(err, "plan: "+op)
+	return e.Value, nil
 }

@@ -24,12 +24,12 @@ func TestStepRetry(t *testing.T) {
 		reason   string // of the failure
 		runs     int    // how often the stepper's work ran (0: not the work skill)
 	}{
-		{"times out twice then succeeds", retry(timeout(work("s", map[string]any{"key": "s", "fail_times": 2}), 1500), 3), StatusCompleted, 3, "", 3},
-		{"times out more often than allowed", retry(timeout(work("s", map[string]any{"key": "s", "fail_times": 5}), 1000), 2), StatusFailed, 2, fault.ReasonTimeout, 2},
+		{"times out twice then succeeds", retry(timeout(work("s", map[string]any{"key": "s", "fail_times": 2}), 4000), 3), StatusCompleted, 3, "", 3},
+		{"times out more often than allowed", retry(timeout(work("s", map[string]any{"key": "s", "fail_times": 5}), 3000), 2), StatusFailed, 2, fault.ReasonTimeout, 2},
 		{"trap is not retried", retry(work("s", map[string]any{}), 3), StatusFailed, 1, fault.ReasonTrap, 0},
 		{"plugin error is not retried", retry(step("s", "fail", ""), 3), StatusFailed, 1, fault.ReasonPluginError, 0},
 		{"unknown skill is not retried", retry(step("s", "no_such_skill", ""), 3), StatusFailed, 1, fault.ReasonUnknownSkill, 0},
-		{"timeout without retry", timeout(work("s", map[string]any{"key": "s", "fail_times": 1}), 1000), StatusFailed, 1, fault.ReasonTimeout, 1},
+		{"timeout without retry", timeout(work("s", map[string]any{"key": "s", "fail_times": 1}), 3000), StatusFailed, 1, fault.ReasonTimeout, 1},
 	}
 	tests[2].step["action"] = "crash"
 	for _, tt := range tests {

@@ -10,10 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/store"
 )
 
 const (
@@ -56,11 +54,7 @@ func (m *Manager) publish(ctx context.Context, j job) error {
 	if err != nil {
 		return fmt.Errorf("plan: encode job: %w", err)
 	}
-	_, err = m.js.Publish(ctx, SubjectBase+"."+j.ExecutionID, b, jetstream.WithMsgID(j.msgID()))
-	if err != nil {
-		return storeErr(err, "enqueue step")
-	}
-	return nil
+	return m.jobs.Publish(ctx, SubjectBase+"."+j.ExecutionID, b, j.msgID())
 }
 
 // Run executes jobs until ctx ends, and hands webhook jobs to the delivery
@@ -81,7 +75,7 @@ func (m *Manager) Run(ctx context.Context) error {
 	for range 2 * m.cfg.Workers {
 		wg.Go(func() { m.work(ctx) })
 	}
-	if m.hookCons != nil {
+	if m.hooks != nil {
 		wg.Go(func() { m.sendWebhooks(ctx) })
 		if m.webhooks.own {
 			wg.Go(func() { m.webhooks.cfg.Delivery.Run(ctx) })
@@ -94,7 +88,7 @@ func (m *Manager) Run(ctx context.Context) error {
 func (m *Manager) work(ctx context.Context) {
 	for ctx.Err() == nil {
 		fctx, cancel := context.WithTimeout(ctx, pollWait)
-		msg, err := m.cons.Next(jetstream.FetchContext(fctx))
+		msg, err := m.jobs.Next(fctx)
 		cancel()
 		switch {
 		case ctx.Err() != nil:
@@ -104,7 +98,7 @@ func (m *Manager) work(ctx context.Context) {
 			return
 		case err == nil:
 			m.handle(ctx, msg)
-		case errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, jetstream.ErrNoMessages):
+		case errors.Is(err, store.ErrNoJob):
 		default:
 			m.log.Warn("plan: fetching step jobs failed; retrying", "err", err)
 			select {
@@ -117,9 +111,9 @@ func (m *Manager) work(ctx context.Context) {
 
 // handle processes one delivery of a job. Every path acknowledges,
 // negatively acknowledges or terminates the message.
-func (m *Manager) handle(ctx context.Context, msg jetstream.Msg) {
+func (m *Manager) handle(ctx context.Context, msg *store.Job) {
 	var j job
-	meta, merr := msg.Metadata()
+	meta, merr := msg.Meta()
 	if err := json.Unmarshal(msg.Data(), &j); err != nil || merr != nil || j.ExecutionID == "" {
 		m.log.Error("plan: dropping a malformed job", "subject", msg.Subject())
 		_ = msg.Term()
@@ -136,13 +130,13 @@ func (m *Manager) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	if rec.ExecutionID != j.ExecutionID {
-		if rec, err = m.awaitExecution(ctx, rec, j, meta.Timestamp); err != nil {
+		if rec, err = m.awaitExecution(ctx, rec, j, meta.Published); err != nil {
 			m.retry(msg, log, err)
 			return
 		}
 	}
 	if rec == nil {
-		_ = msg.NakWithDelay(startRetry) // its execution is not recorded yet
+		_ = msg.NakAfter(startRetry) // its execution is not recorded yet
 		return
 	}
 	if rec.ExecutionID != j.ExecutionID {
@@ -160,7 +154,7 @@ func (m *Manager) handle(ctx context.Context, msg jetstream.Msg) {
 		return
 	}
 	st := rec.Checkpoint.Steps[j.Step]
-	seq := meta.Sequence.Stream
+	seq := meta.Seq
 	switch {
 	case rec.Status != StatusExecuting:
 		m.advance(ctx, msg, rec, log) // ended meanwhile; the webhook job may be missing
@@ -170,7 +164,7 @@ func (m *Manager) handle(ctx context.Context, msg jetstream.Msg) {
 		st.Status != StepQueued && st.Job != seq:
 		m.ack(ctx, msg, log) // not this job's to run (a duplicate, or a step that ended)
 	default:
-		m.start(ctx, msg, j, seq, rec, int(meta.NumDelivered), log)
+		m.start(ctx, msg, j, seq, rec, meta.Delivered, log)
 	}
 }
 
@@ -203,7 +197,7 @@ func (m *Manager) awaitExecution(ctx context.Context, rec *Record, j job, publis
 // heartbeat tells JetStream the job is alive every AckWait/3 and cancels the
 // step when the plan is no longer this execution's (cancelled or failed,
 // possibly on another host). The returned channel closes when it stops.
-func (m *Manager) heartbeat(ctx context.Context, cancel context.CancelFunc, msg jetstream.Msg, j job) <-chan struct{} {
+func (m *Manager) heartbeat(ctx context.Context, cancel context.CancelFunc, msg *store.Job, j job) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -229,7 +223,7 @@ func (m *Manager) heartbeat(ctx context.Context, cancel context.CancelFunc, msg 
 // advance re-publishes the jobs of the execution's queued steps and, once
 // it has ended, its webhook job (on the webhook queue) (all idempotent within the stream's
 // duplicate window), then acknowledges msg.
-func (m *Manager) advance(ctx context.Context, msg jetstream.Msg, rec *Record, log *slog.Logger) {
+func (m *Manager) advance(ctx context.Context, msg *store.Job, rec *Record, log *slog.Logger) {
 	if err := m.enqueue(ctx, rec); err != nil {
 		m.retry(msg, log, err)
 		return
@@ -251,21 +245,21 @@ func (m *Manager) enqueue(ctx context.Context, rec *Record) error {
 		}
 		return nil
 	}
-	if rec.Webhook != nil && rec.Webhook.Status == WebhookPending && m.hookCons != nil {
+	if rec.Webhook != nil && rec.Webhook.Status == WebhookPending && m.hooks != nil {
 		return m.publishWebhook(ctx, base)
 	}
 	return nil
 }
 
-func (m *Manager) ack(ctx context.Context, msg jetstream.Msg, log *slog.Logger) {
-	if err := msg.DoubleAck(ctx); err != nil && ctx.Err() == nil {
+func (m *Manager) ack(ctx context.Context, msg *store.Job, log *slog.Logger) {
+	if err := msg.Ack(ctx); err != nil && ctx.Err() == nil {
 		log.Warn("plan: acknowledging a step job failed; it will be redelivered", "err", err)
 	}
 }
 
-func (m *Manager) retry(msg jetstream.Msg, log *slog.Logger, err error) {
+func (m *Manager) retry(msg *store.Job, log *slog.Logger, err error) {
 	log.Warn("plan: step job postponed", "err", err)
-	_ = msg.NakWithDelay(retryDelay)
+	_ = msg.NakAfter(retryDelay)
 }
 
 // outputValue is a plugin's output as the JSON value it encodes when it is

@@ -8,12 +8,11 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/events"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/store"
 )
 
 // errStale ends an update whose job no longer matches the record.
@@ -39,7 +38,7 @@ func owns(r *Record, j job, seq uint64) error {
 // plan ends: each attempt waits for room (the plugin's, then one of this
 // host's workers), is checkpointed as started, runs, and on a retryable
 // failure waits out the backoff without holding a worker.
-func (m *Manager) runStep(ctx context.Context, msg jetstream.Msg, j job, seq uint64, owner string, log *slog.Logger) {
+func (m *Manager) runStep(ctx context.Context, msg *store.Job, j job, seq uint64, owner string, log *slog.Logger) {
 	sctx, cancel := context.WithCancel(ctx)
 	if m.principals != nil {
 		// Steps run as the plan's owner: its scopes are checked again at
@@ -74,8 +73,8 @@ func (m *Manager) runStep(ctx context.Context, msg jetstream.Msg, j job, seq uin
 			m.complete(ctx, msg, j, seq, rec, out, log)
 			return
 		}
-		var store *storeError
-		if errors.As(runErr, &store) {
+		var se *storeError
+		if errors.As(runErr, &se) {
 			m.retry(msg, log, runErr)
 			return
 		}
@@ -104,9 +103,9 @@ func (m *Manager) runStep(ctx context.Context, msg jetstream.Msg, j job, seq uin
 			m.retry(msg, log, err)
 			return
 		}
-		m.emit(ctx, rec, events.PlanStepRetrying, step.ID, attempt, map[string]any{
-			"code": fe.Kind.Code(), "reason": fe.WireReason(), "message": fe.Message(), "backoff_ms": wait.Milliseconds(),
-		})
+		data := fe.Summary().Map()
+		data["backoff_ms"] = wait.Milliseconds()
+		m.emit(ctx, rec, events.PlanStepRetrying, step.ID, attempt, data)
 		log.Info("plan: step failed; retrying", "step_id", step.ID, "attempt", attempt, "reason", fe.WireReason(), "backoff", wait)
 		select {
 		case <-sctx.Done():
@@ -212,7 +211,7 @@ func (m *Manager) stepCall(rec *Record, j job) StepCall {
 
 // complete checkpoints the step's output, queues the steps it made ready
 // (or completes the plan), publishes their jobs and acknowledges msg.
-func (m *Manager) complete(ctx context.Context, msg jetstream.Msg, j job, seq uint64, started *Record, out *StepOutcome, log *slog.Logger) {
+func (m *Manager) complete(ctx context.Context, msg *store.Job, j job, seq uint64, started *Record, out *StepOutcome, log *slog.Logger) {
 	g := started.Definition.graph()
 	rec, err := m.recs.update(ctx, j.SessionID, j.PlanID, func(r *Record) error {
 		if err := owns(r, j, seq); err != nil {
@@ -257,7 +256,7 @@ func (m *Manager) complete(ctx context.Context, msg jetstream.Msg, j job, seq ui
 
 // fail marks the job's execution failed with fe (unless it already ended),
 // cancels its other steps and acknowledges msg.
-func (m *Manager) fail(ctx context.Context, msg jetstream.Msg, j job, fe *fault.Error, log *slog.Logger) {
+func (m *Manager) fail(ctx context.Context, msg *store.Job, j job, fe *fault.Error, log *slog.Logger) {
 	rec, err := m.recs.update(ctx, j.SessionID, j.PlanID, func(r *Record) error {
 		if r.ExecutionID != j.ExecutionID || r.Status != StatusExecuting {
 			return errStale
@@ -295,9 +294,7 @@ func (m *Manager) fail(ctx context.Context, msg jetstream.Msg, j job, fe *fault.
 	log.Info("plan: failed", "reason", fe.WireReason(), "err", fe.Message())
 	if rec.consistent() && j.Step >= 0 && j.Step < len(rec.Definition.Steps) {
 		st := rec.Checkpoint.Steps[j.Step]
-		m.emit(ctx, rec, events.PlanStepFailed, rec.Definition.Steps[j.Step].ID, st.Attempts, map[string]any{
-			"code": fe.Kind.Code(), "reason": fe.WireReason(), "message": fe.Message(),
-		})
+		m.emit(ctx, rec, events.PlanStepFailed, rec.Definition.Steps[j.Step].ID, st.Attempts, fe.Summary().Map())
 	}
 	m.interrupt(j.ExecutionID)
 	m.finished(ctx, rec)

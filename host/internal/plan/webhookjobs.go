@@ -9,9 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/delivery"
 	"github.com/skillhost/skillhost/host/internal/store"
@@ -36,41 +33,22 @@ const (
 
 // openWebhookQueue binds (creating when missing) the webhook stream and its
 // consumer.
-func openWebhookQueue(ctx context.Context, st *store.Store, cfg settings) (jetstream.Consumer, error) {
-	stream, err := st.Stream(ctx, jetstream.StreamConfig{
-		Name:        WebhookStream,
-		Description: "skillhost plan webhooks waiting to be delivered (work queue)",
-		Subjects:    []string{webhookSubjectAll},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.FileStorage,
-		Replicas:    cfg.replicas,
-		Duplicates:  DefaultDuplicates,
-		MaxMsgSize:  4 << 10,
-		MaxBytes:    64 << 20,
-		Discard:     jetstream.DiscardNew,
-		AllowDirect: cfg.replicas == 1,
+func openWebhookQueue(ctx context.Context, st *store.Store, cfg settings) (*store.Queue, error) {
+	q, err := st.OpenQueue(ctx, store.QueueConfig{
+		Stream:              WebhookStream,
+		Description:         "skillhost plan webhooks waiting to be delivered (work queue)",
+		Subjects:            webhookSubjectAll,
+		Consumer:            WebhookConsumerName,
+		ConsumerDescription: "skillhost plan webhook sender (shared by every host)",
+		AckWait:             cfg.AckWait,
+		MaxDeliver:          -1, // attempts are counted in the plan record, not in deliveries of the job
+		Dedupe:              DefaultDuplicates,
+		Replicas:            cfg.replicas,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("plan: open stream %s: %w", WebhookStream, err)
+		return nil, fmt.Errorf("plan: open queue %s: %w", WebhookStream, err)
 	}
-	var cons jetstream.Consumer
-	err = st.Retry(ctx, "consumer "+WebhookConsumerName, func(ctx context.Context) (err error) {
-		cons, err = stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
-			Durable:       WebhookConsumerName,
-			Description:   "skillhost plan webhook sender (shared by every host)",
-			AckPolicy:     jetstream.AckExplicitPolicy,
-			AckWait:       cfg.AckWait,
-			MaxDeliver:    -1, // attempts are counted in the plan record, not in deliveries of the job
-			FilterSubject: webhookSubjectAll,
-			MaxAckPending: 10_000,
-			Replicas:      cfg.replicas,
-		})
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("plan: open consumer %s: %w", WebhookConsumerName, err)
-	}
-	return cons, nil
+	return q, nil
 }
 
 // publishWebhook enqueues the webhook job of an ended execution (a no-op
@@ -81,10 +59,7 @@ func (m *Manager) publishWebhook(ctx context.Context, j job) error {
 	if err != nil {
 		return fmt.Errorf("plan: encode webhook job: %w", err)
 	}
-	if _, err := m.js.Publish(ctx, WebhookSubjectBase+"."+j.ExecutionID, b, jetstream.WithMsgID(j.msgID())); err != nil {
-		return storeErr(err, "enqueue webhook")
-	}
-	return nil
+	return m.hooks.Publish(ctx, WebhookSubjectBase+"."+j.ExecutionID, b, j.msgID())
 }
 
 // sendWebhooks hands webhook jobs to the delivery service until ctx ends,
@@ -92,12 +67,12 @@ func (m *Manager) publishWebhook(ctx context.Context, j job) error {
 // its outcome is in the plan record; a job that is not (the host stopped,
 // or crashed) is delivered again, here or on another host: at least once.
 func (m *Manager) sendWebhooks(ctx context.Context) {
-	held := &heldJobs{msgs: map[jetstream.Msg]struct{}{}}
+	held := &heldJobs{msgs: map[*store.Job]struct{}{}}
 	stop := held.heartbeat(ctx, m.cfg.AckWait/3)
 	defer stop()
 	for ctx.Err() == nil {
 		fctx, cancel := context.WithTimeout(ctx, pollWait)
-		msg, err := m.hookCons.Next(jetstream.FetchContext(fctx))
+		msg, err := m.hooks.Next(fctx)
 		cancel()
 		switch {
 		case ctx.Err() != nil:
@@ -112,7 +87,7 @@ func (m *Manager) sendWebhooks(ctx context.Context) {
 				case <-time.After(hostFullPause):
 				}
 			}
-		case errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, jetstream.ErrNoMessages):
+		case errors.Is(err, store.ErrNoJob):
 		default:
 			m.log.Warn("plan: fetching webhook jobs failed; retrying", "err", err)
 			select {
@@ -125,7 +100,7 @@ func (m *Manager) sendWebhooks(ctx context.Context) {
 
 // webhookJob submits one webhook job's delivery; it returns the delivery
 // service's refusal (the job comes back later).
-func (m *Manager) webhookJob(ctx context.Context, msg jetstream.Msg, held *heldJobs) error {
+func (m *Manager) webhookJob(ctx context.Context, msg *store.Job, held *heldJobs) error {
 	var j job
 	if err := json.Unmarshal(msg.Data(), &j); err != nil || j.ExecutionID == "" {
 		m.log.Error("plan: dropping a malformed webhook job", "subject", msg.Subject())
@@ -172,7 +147,7 @@ func (m *Manager) webhookJob(ctx context.Context, msg jetstream.Msg, held *heldJ
 	held.add(msg)
 	if err := m.webhooks.cfg.Delivery.Submit(req); err != nil {
 		held.drop(msg)
-		_ = msg.NakWithDelay(keyFullDelay)
+		_ = msg.NakAfter(keyFullDelay)
 		return err
 	}
 	return nil
@@ -195,7 +170,7 @@ func (m *Manager) noteWebhookAttempt(ctx context.Context, rec *Record, attempts 
 
 // recordWebhook stores a webhook's outcome and acknowledges its job (or
 // hands it back when the record cannot be written: delivered again).
-func (m *Manager) recordWebhook(ctx context.Context, msg jetstream.Msg, rec *Record, r delivery.Result, log *slog.Logger) {
+func (m *Manager) recordWebhook(ctx context.Context, msg *store.Job, rec *Record, r delivery.Result, log *slog.Logger) {
 	base := rec.Webhook.Attempts
 	_, err := m.recs.update(ctx, rec.SessionID, rec.PlanID, func(cur *Record) error {
 		if cur.ExecutionID != rec.ExecutionID || cur.Webhook == nil || cur.Webhook.Status != WebhookPending {
@@ -224,16 +199,16 @@ func (m *Manager) recordWebhook(ctx context.Context, msg jetstream.Msg, rec *Rec
 // alive (InProgress) until their outcome is recorded.
 type heldJobs struct {
 	mu   sync.Mutex
-	msgs map[jetstream.Msg]struct{}
+	msgs map[*store.Job]struct{}
 }
 
-func (h *heldJobs) add(m jetstream.Msg) {
+func (h *heldJobs) add(m *store.Job) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.msgs[m] = struct{}{}
 }
 
-func (h *heldJobs) drop(m jetstream.Msg) {
+func (h *heldJobs) drop(m *store.Job) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.msgs, m)
@@ -255,7 +230,7 @@ func (h *heldJobs) heartbeat(ctx context.Context, period time.Duration) (stop fu
 			case <-t.C:
 			}
 			h.mu.Lock()
-			msgs := make([]jetstream.Msg, 0, len(h.msgs))
+			msgs := make([]*store.Job, 0, len(h.msgs))
 			for m := range h.msgs {
 				msgs = append(msgs, m)
 			}

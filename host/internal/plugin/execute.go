@@ -44,8 +44,10 @@ type Outcome struct {
 	Fresh           bool // a new instance was created for the call
 }
 
-// Execute runs a skill: it resolves the skill (and agent), validates the
-// input against the skill's input_schema, runs the export under
+// Execute runs a skill: it resolves the skill (and agent), checks the
+// principal's scopes and takes the skill's policy.skill_rates tokens
+// (rate_limited when one is used up), validates the input against the
+// skill's input_schema, runs the export under
 // min(call.Timeout, skill limit) and validates the output against the
 // output_schema. ctx reaches the plugin's host functions: the caller
 // attaches what they need (hostfn.WithCall) before calling. Every failure is
@@ -71,8 +73,8 @@ func (r *Registry) Execute(ctx context.Context, call Call) (*Outcome, error) {
 	}, nil
 }
 
-// execute runs a resolved skill: scope, input schema, the sandbox call,
-// the output schema.
+// execute runs a resolved skill: scope, rate (policy.skill_rates), input
+// schema, the sandbox call, the output schema.
 func (r *Registry) execute(ctx context.Context, e *entry, sk *Skill, call Call) (*sandbox.Result, *fault.Error) {
 	p := e.plugin
 	// The principal a transport attached must be granted the skill (a
@@ -83,6 +85,11 @@ func (r *Registry) execute(ctx context.Context, e *entry, sk *Skill, call Call) 
 		if err := auth.From(ctx).AllowSkill(p.Manifest.Name, sk.ID); err != nil {
 			return nil, annotate(fault.From(err), call, p)
 		}
+	}
+	// policy.skill_rates: every call of a skill passes here, whatever its
+	// way in (skill/execute, agent/call, A2A, MCP, plan steps, agent_call).
+	if err := r.takeRate(ctx, sk); err != nil {
+		return nil, annotate(fault.From(err), call, p)
 	}
 	input, ferr := checkInput(sk, call.Input)
 	if ferr != nil {

@@ -3,6 +3,8 @@ package plugin
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -10,9 +12,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/internal/store"
 )
 
 // markerFile, inside a mirrored plugin folder, holds the digest of the
@@ -32,7 +33,7 @@ const maxMarkerBytes = 1 << 10
 // its local folder first, so at start a local plugin wins.
 type Mirror struct {
 	reg     *Registry
-	obj     jetstream.ObjectStore
+	obj     *store.Objects
 	dir     string // the folder the registry loads
 	staging string // unpacking happens here, outside the registry's view
 	limit   int64  // bytes of one archive
@@ -40,7 +41,7 @@ type Mirror struct {
 }
 
 // NewMirror mirrors obj into dir (created if missing) for reg.
-func NewMirror(reg *Registry, obj jetstream.ObjectStore, dir string) *Mirror {
+func NewMirror(reg *Registry, obj *store.Objects, dir string) *Mirror {
 	dir = filepath.Clean(dir)
 	return &Mirror{reg: reg, obj: obj, dir: dir, staging: dir + ".staging",
 		limit: int64(reg.policy.MaxModuleBytes) + archiveSlack, log: reg.log}
@@ -57,13 +58,13 @@ func (m *Mirror) Sync(ctx context.Context) error {
 		return err
 	}
 	infos, err := m.obj.List(ctx)
-	if err != nil && !errors.Is(err, jetstream.ErrNoObjectsFound) {
+	if err != nil {
 		return fmt.Errorf("published plugins: %w", err)
 	}
 	keep := map[string]bool{}
 	for _, info := range infos {
 		keep[info.Name] = true
-		m.apply(ctx, info)
+		m.apply(ctx, &info)
 	}
 	m.prune(keep)
 	return m.reg.LoadDir(ctx, m.dir)
@@ -76,7 +77,7 @@ func (m *Mirror) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("published plugins: watch: %w", err)
 	}
-	defer func() { _ = w.Stop() }()
+	defer w.Stop()
 	// changed: the replay of the current state applied something Sync had
 	// not (a plugin published between Sync and this watch); it is loaded
 	// once the replay ends.
@@ -128,7 +129,7 @@ func (m *Mirror) prepare() error {
 
 // apply makes the folder of one object match it; it reports whether the
 // folder changed.
-func (m *Mirror) apply(ctx context.Context, info *jetstream.ObjectInfo) bool {
+func (m *Mirror) apply(ctx context.Context, info *store.ObjectInfo) bool {
 	name := info.Name
 	if !validObjectName.MatchString(name) {
 		m.log.Warn("published plugins: object with an invalid plugin name ignored", "object", truncName(name))
@@ -158,7 +159,7 @@ func (m *Mirror) apply(ctx context.Context, info *jetstream.ObjectInfo) bool {
 
 // unpackObject reads the whole object (its digest is verified at the end)
 // and swaps the unpacked folder in place of dir.
-func (m *Mirror) unpackObject(ctx context.Context, info *jetstream.ObjectInfo, dir string) error {
+func (m *Mirror) unpackObject(ctx context.Context, info *store.ObjectInfo, dir string) error {
 	if int64(info.Size) > m.limit {
 		return fmt.Errorf("%d bytes, over the %s cap", info.Size, config.ByteSize(m.limit))
 	}
@@ -174,7 +175,9 @@ func (m *Mirror) unpackObject(ctx context.Context, info *jetstream.ObjectInfo, d
 	if int64(len(data)) > m.limit {
 		return fmt.Errorf("over the %s cap", config.ByteSize(m.limit))
 	}
-	tmp := filepath.Join(m.staging, info.Name+"-"+nats.NewInbox()[len(nats.InboxPrefix):])
+	var nonce [8]byte
+	_, _ = rand.Read(nonce[:]) // crypto/rand.Read never fails (Go 1.24+)
+	tmp := filepath.Join(m.staging, info.Name+"-"+hex.EncodeToString(nonce[:]))
 	if err := unpack(bytes.NewReader(data), tmp, m.limit); err != nil {
 		_ = os.RemoveAll(tmp)
 		return err

@@ -6,11 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/natstest"
+	"github.com/skillhost/skillhost/host/internal/store"
 	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
@@ -20,18 +18,14 @@ import (
 func TestMirrorLoadsAPluginPublishedBeforeItsWatch(t *testing.T) {
 	t.Parallel()
 	c := natstest.Start(t, 1)
-	nc, err := nats.Connect(c.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	obj, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "published"})
+	st, err := store.Open(ctx, store.Config{URL: c.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	obj, err := st.OpenObjects(ctx, store.ObjectsConfig{Name: "published"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/internal/store"
 )
 
 // Cluster-wide plugins: a plugin folder published into a JetStream object
@@ -180,13 +180,12 @@ func unpack(archive io.Reader, dir string, limit int64) error {
 // Publish puts the plugin folder dir into the object store (replacing an
 // earlier publication of the same plugin) and returns the plugin's name.
 // Every host watching the store loads it.
-func Publish(ctx context.Context, obj jetstream.ObjectStore, dir string, maxModule int64) (string, error) {
+func Publish(ctx context.Context, obj *store.Objects, dir string, maxModule int64) (string, error) {
 	name, archive, err := Pack(dir, maxModule)
 	if err != nil {
 		return "", err
 	}
-	if _, err := obj.Put(ctx, jetstream.ObjectMeta{Name: name, Description: "skillhost plugin " + name},
-		bytes.NewReader(archive)); err != nil {
+	if err := obj.Put(ctx, name, "skillhost plugin "+name, bytes.NewReader(archive)); err != nil {
 		return "", fmt.Errorf("publish %s: %w", name, err)
 	}
 	return name, nil
@@ -194,16 +193,16 @@ func Publish(ctx context.Context, obj jetstream.ObjectStore, dir string, maxModu
 
 // Unpublish deletes the published plugin name; every host unloads it.
 // ErrNotPublished when there is none.
-func Unpublish(ctx context.Context, obj jetstream.ObjectStore, name string) error {
+func Unpublish(ctx context.Context, obj *store.Objects, name string) error {
 	if !validObjectName.MatchString(name) {
 		return fmt.Errorf("unpublish: %q is not a plugin name", name)
 	}
-	_, err := obj.GetInfo(ctx, name)
+	_, err := obj.Info(ctx, name)
 	if err == nil {
 		err = obj.Delete(ctx, name)
 	}
 	if err != nil {
-		if errors.Is(err, jetstream.ErrObjectNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("%w: %s", ErrNotPublished, name)
 		}
 		return fmt.Errorf("unpublish %s: %w", name, err)

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
@@ -53,6 +54,9 @@ type RegistryOptions struct {
 	// it must not carry a secret's value). Optional. Default: the
 	// manifest's permissions.config.
 	Config func(m *Manifest) (map[string]string, error)
+	// Limiter holds the token buckets of Policy.SkillRates. Optional.
+	// Default: an auth.MemoryLimiter (each host limits on its own).
+	Limiter auth.Limiter
 }
 
 // Problem is a plugin folder that could not be (re)loaded, for operators.
@@ -95,6 +99,7 @@ type Registry struct {
 	rt       *sandbox.Runtime
 	opts     RegistryOptions
 	policy   policy
+	rates    *auth.SkillRates // policy.skill_rates; nil: none
 	log      *slog.Logger
 	debounce time.Duration
 
@@ -156,6 +161,7 @@ func NewRegistry(rt *sandbox.Runtime, opts RegistryOptions) *Registry {
 	if r.log == nil {
 		r.log = slog.Default()
 	}
+	r.rates = skillRates(opts.Policy, opts.Limiter, r.log)
 	if r.debounce <= 0 {
 		r.debounce = 250 * time.Millisecond
 	}

@@ -22,10 +22,13 @@ const (
 )
 
 // callA2A sends c as an A2A SendMessage (skill routing in
-// message.metadata.skillId) with the official a2a-go v2 client over iface,
-// and waits for the task to end (blocking send, then GetTask polls if the
-// peer answers early).
-func (p *peer) callA2A(ctx context.Context, iface *a2av1.AgentInterface, headers []header, c Call) (*answer, error) {
+// message.metadata.skillId; tenant, when set, restricts it to one agent of
+// the peer) with the official a2a-go v2 client over iface, and waits for
+// the task to end (blocking send, then GetTask polls if the peer answers
+// early). With stream (the call has a progress sink and the peer's card
+// says it streams), it is SendStreamingMessage instead, and the peer's
+// progress reaches c.Progress while the task runs (progress.go).
+func (p *peer) callA2A(ctx context.Context, iface *a2av1.AgentInterface, headers []header, c Call, tenant string, stream bool) (*answer, error) {
 	var opt a2aclient.FactoryOption
 	if iface.ProtocolVersion == a2av0.Version {
 		opt = a2av0.WithJSONRPCTransport(a2av0.JSONRPCTransportConfig{Client: p.client})
@@ -48,17 +51,30 @@ func (p *peer) callA2A(ctx context.Context, iface *a2av1.AgentInterface, headers
 	}
 	msg := a2av1.NewMessage(a2av1.MessageRoleUser, a2av1.NewDataPart(input))
 	msg.Metadata = map[string]any{"skillId": c.Method}
-	x := &exchange{}
-	res, err := client.SendMessage(withExchange(ctx, x), &a2av1.SendMessageRequest{Message: msg})
-	if err != nil {
-		return nil, p.a2aFailure(x, err)
+	req := &a2av1.SendMessageRequest{Message: msg, Tenant: tenant}
+	var res a2av1.SendMessageResult
+	if stream && c.Progress != nil {
+		res, err = p.streamA2A(ctx, client, req, c.Progress)
+	} else {
+		x := &exchange{}
+		if res, err = client.SendMessage(withExchange(ctx, x), req); err != nil {
+			err = p.a2aFailure(x, err)
+		}
 	}
+	if err != nil {
+		return nil, err
+	}
+	return p.await(ctx, client, res, c.Method)
+}
+
+// await polls a task the peer returned before it ended (GetTask, backing
+// off) and turns the ended task, or a message, into the answer.
+func (p *peer) await(ctx context.Context, client *a2aclient.Client, res a2av1.SendMessageResult, method string) (*answer, error) {
 	wait := pollFirst
 	for {
 		task, ok := res.(*a2av1.Task)
-		if !ok || task.Status.State.Terminal() || task.Status.State == a2av1.TaskStateInputRequired ||
-			task.Status.State == a2av1.TaskStateAuthRequired {
-			return p.resultAnswer(res, c.Method)
+		if !ok || ended(task.Status.State) {
+			return p.resultAnswer(res, method)
 		}
 		select {
 		case <-time.After(wait):
@@ -66,13 +82,19 @@ func (p *peer) callA2A(ctx context.Context, iface *a2av1.AgentInterface, headers
 			return nil, ctx.Err()
 		}
 		wait = min(2*wait, pollMax)
-		x = &exchange{}
+		x := &exchange{}
 		got, err := client.GetTask(withExchange(ctx, x), &a2av1.GetTaskRequest{ID: task.ID})
 		if err != nil {
 			return nil, p.a2aFailure(x, err)
 		}
 		res = got
 	}
+}
+
+// ended reports a state a call waits no longer for: terminal, or
+// interrupted (agent/call cannot give input or credentials).
+func ended(s a2av1.TaskState) bool {
+	return s.Terminal() || s == a2av1.TaskStateInputRequired || s == a2av1.TaskStateAuthRequired
 }
 
 // a2aFailure classifies a failed a2a-go client call from what the exchange

@@ -1,10 +1,12 @@
 // Package remote reaches the A2A peers of agents.remote: it reads each
 // peer's Agent Card (cached with its ETag, refreshed after card_ttl), picks
 // an interface with spec 000's selectInterface (JSON-RPC 1.0 first, then
-// 0.3) and forwards a call: `_cleveragents/agent/call` when the card
-// declares skillhost's extension (in a session this host keeps open on the
-// peer for the calling session), otherwise A2A SendMessage with
-// metadata.skillId, through the official a2a-go v2 client.
+// 0.3) and forwards a call: when the card declares skillhost's extension,
+// `_cleveragents/skill/execute` (the peer as a whole: its skills are the
+// agent's methods) or, with the peer's agent key, `_cleveragents/agent/call`
+// to that plugin — in a session this host keeps open on the peer for the
+// calling session; otherwise A2A SendMessage with metadata.skillId, through
+// the official a2a-go v2 client.
 //
 // Every attempt goes through the peer's circuit breaker (sony/gobreaker/v2);
 // retryable outcomes — connection refused or reset, HTTP 5xx or 429, an

@@ -17,6 +17,12 @@ import (
 	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
+// rpcCall is one call the fake peer received.
+type rpcCall struct {
+	method string
+	params map[string]any
+}
+
 // reply is what the fake peer does with one agent/call.
 type reply struct {
 	status int             // HTTP status (0: 200)
@@ -30,7 +36,10 @@ type reply struct {
 
 // Replies the fake peer is told to give.
 var (
-	okReply   = reply{result: json.RawMessage(`{"agent_id":"x","method":"m","result":{"ok":true},"execution_time_ms":1}`)}
+	// okReply answers either method a peer is sent: skill/execute's
+	// {skill_id, status, output} and agent/call's {agent_id, method, result}.
+	okReply = reply{result: json.RawMessage(`{"skill_id":"m","status":"success","output":{"ok":true},` +
+		`"agent_id":"x","method":"m","result":{"ok":true},"execution_time_ms":1}`)}
 	hangReply = reply{hang: true}
 )
 
@@ -54,6 +63,7 @@ type fakePeer struct {
 	headers       []http.Header // of agent/call requests
 	timeouts      []float64     // agent/call timeout params
 	sessionsSeen  []string      // agent/call session ids
+	requests      []rpcCall     // the calls (skill/execute or agent/call), in order
 	forgetSession bool          // answer -32100 once for every known session
 	cardJSON      func(base string) string
 }
@@ -151,6 +161,7 @@ func (p *fakePeer) rpc(w http.ResponseWriter, r *http.Request) {
 		p.timeouts = append(p.timeouts, ms)
 	}
 	p.sessionsSeen = append(p.sessionsSeen, sid)
+	p.requests = append(p.requests, rpcCall{method: req.Method, params: req.Params})
 	rep := p.script(n)
 	p.mu.Unlock()
 	switch {
@@ -249,11 +260,8 @@ func testCancelAfterFirstCall(t *testing.T, p *fakePeer) (context.Context, conte
 	t.Helper()
 	ctx, cancel := context.WithCancel(callCtx(t))
 	go func() {
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for p.count() == 0 && ctx.Err() == nil {
-			<-tick.C
-		}
+		dl, _ := ctx.Deadline() // callCtx's
+		testutil.PollEvery(time.Until(dl), 5*time.Millisecond, func() bool { return p.count() > 0 || ctx.Err() != nil })
 		cancel()
 	}()
 	return ctx, cancel

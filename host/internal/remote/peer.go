@@ -17,6 +17,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/hostfn"
 )
 
 // Call is one call to a remote agent.
@@ -34,6 +35,11 @@ type Call struct {
 	// whose card declares the provenance extension is called with A2A
 	// SendMessage (its signed task comes back), not agent/call.
 	Provenance bool
+	// Progress, when set, receives the peer's progress while the call runs:
+	// a peer called over A2A whose card says it streams is called with
+	// SendStreamingMessage, and its working updates are forwarded (at most
+	// hostfn.ProgressRate a second). Optional.
+	Progress func(hostfn.Progress)
 }
 
 // Interface is the card interface a call went through.
@@ -176,7 +182,11 @@ func (p *peer) attempt(ctx context.Context, c Call) (a *answer, err error) {
 	if ext && !(c.Provenance && signs) {
 		a, err = p.callExtension(actx, iface.URL, headers, c)
 	} else {
-		a, err = p.callA2A(actx, iface, headers, c)
+		tenant := ""
+		if ext { // a skillhost peer: its agent key is a plugin there, a tenant of A2A
+			tenant = p.cfg.Agent
+		}
+		a, err = p.callA2A(actx, iface, headers, c, tenant, card.Capabilities.Streaming)
 	}
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ import (
 // Methods of skillhost's extension called on a peer.
 const (
 	methodAgentCall     = "_cleveragents/agent/call"
+	methodSkillExecute  = "_cleveragents/skill/execute"
 	methodSessionCreate = "_cleveragents/session/create"
 	methodSessionClose  = "_cleveragents/session/close"
 )
@@ -141,11 +142,25 @@ type agentCallAnswer struct {
 	ExecutionTimeMS int64           `json:"execution_time_ms"`
 }
 
-// callExtension forwards c as _cleveragents/agent/call in this host's
-// session on the peer for c's session (created on first use; created anew,
-// once, when the peer no longer knows it).
+// skillExecuteAnswer is the result of _cleveragents/skill/execute.
+type skillExecuteAnswer struct {
+	SkillID string          `json:"skill_id"`
+	Status  string          `json:"status"`
+	Output  json.RawMessage `json:"output"`
+}
+
+// callExtension forwards c in this host's session on the peer for c's
+// session (created on first use; created anew, once, when the peer no
+// longer knows it): as _cleveragents/skill/execute (the peer as a whole,
+// method = one of its skills), or as _cleveragents/agent/call to the
+// plugin named by the peer's agent key.
 func (p *peer) callExtension(ctx context.Context, url string, headers []header, c Call) (*answer, error) {
-	params := map[string]any{"target_agent_id": p.cfg.Agent, "method": c.Method, "params": inputOrEmpty(c.Input)}
+	method := methodSkillExecute
+	params := map[string]any{"skill_id": c.Method, "skill_params": inputOrEmpty(c.Input)}
+	if p.cfg.Agent != "" {
+		method = methodAgentCall
+		params = map[string]any{"target_agent_id": p.cfg.Agent, "method": c.Method, "params": inputOrEmpty(c.Input)}
+	}
 	if ms := remainingMS(ctx); ms > 0 {
 		params["timeout"] = ms
 	}
@@ -161,7 +176,7 @@ func (p *peer) callExtension(ctx context.Context, url string, headers []header, 
 			return nil, err
 		}
 		params["session_id"] = sid
-		raw, err := p.rpc(ctx, url, methodAgentCall, params, headers)
+		raw, err := p.rpc(ctx, url, method, params, headers)
 		if err != nil {
 			if try == 0 && errors.Is(err, fault.ErrSessionNotFound) {
 				p.sessions.forget(c.SessionID, sid) // closed or expired on the peer: make another
@@ -169,12 +184,24 @@ func (p *peer) callExtension(ctx context.Context, url string, headers []header, 
 			}
 			return nil, err
 		}
-		var a agentCallAnswer
-		if err := json.Unmarshal(raw, &a); err != nil || len(a.Result) == 0 {
-			return nil, invalidAnswer(p.cfg.ID, "agent/call result is not {agent_id, method, result}")
-		}
-		return &answer{output: a.Result, raw: raw}, nil
+		return p.extensionAnswer(method, raw)
 	}
+}
+
+// extensionAnswer reads the result of skill/execute or agent/call.
+func (p *peer) extensionAnswer(method string, raw json.RawMessage) (*answer, error) {
+	if method == methodSkillExecute {
+		var a skillExecuteAnswer
+		if err := json.Unmarshal(raw, &a); err != nil || len(a.Output) == 0 {
+			return nil, invalidAnswer(p.cfg.ID, "skill/execute result is not {skill_id, status, output}")
+		}
+		return &answer{output: a.Output, raw: raw}, nil
+	}
+	var a agentCallAnswer
+	if err := json.Unmarshal(raw, &a); err != nil || len(a.Result) == 0 {
+		return nil, invalidAnswer(p.cfg.ID, "agent/call result is not {agent_id, method, result}")
+	}
+	return &answer{output: a.Result, raw: raw}, nil
 }
 
 // createSession opens a session on the peer for this host's calls.

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host/internal/sandbox"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // recordHandler is a slog.Handler keeping every record it is given.
@@ -101,8 +102,7 @@ func TestExtismLogIsRateLimited(t *testing.T) {
 	if n := len(h.lines()); n < sandbox.GuestLogBurst || n > allowed {
 		t.Fatalf("%d of 1000 lines logged, want between %d and %d", n, sandbox.GuestLogBurst, allowed)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	if !testutil.PollEvery(10*time.Second, 50*time.Millisecond, func() bool { // one token refills every 50ms
 		if _, err := m.Call(context.Background(), "levels", []byte("after")); err != nil {
 			t.Fatal(err)
 		}
@@ -111,13 +111,12 @@ func TestExtismLogIsRateLimited(t *testing.T) {
 				if !strings.Contains(l, "dropped_before=") {
 					t.Fatalf("first line after the flood %q does not report the dropped lines", l)
 				}
-				return
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no line got through after the flood within 10s")
-		}
-		time.Sleep(50 * time.Millisecond) // one token refills every 50ms
+		return false
+	}) {
+		t.Fatal("no line got through after the flood within 10s")
 	}
 }
 

@@ -37,6 +37,15 @@
 // (storage_full); see usage.go. Fault classifies NATS errors for every
 // package: a full bucket is storage_full wherever it is met.
 //
+// The other packages reach JetStream only through the typed API here (an
+// architecture test checks that no other package imports nats.go): Bucket[T]
+// for key-value records (Get, Create, Update and Change: the one
+// compare-and-swap loop), Log for append-only event streams, Queue for work
+// queues of jobs, Objects for the object store, Signal and Listen for core
+// NATS messages. Each maps its errors once: ErrNotFound, ErrExists,
+// ErrConflict and ErrUndecodable for what callers decide on, a *fault.Error
+// (Fault) for the rest.
+//
 // Every caller-visible failure is a *fault.Error carrying the session id in
 // its data. A *Store is safe for concurrent use.
 package store

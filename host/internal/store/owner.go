@@ -2,11 +2,7 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
-
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/skillhost/skillhost/host/fault"
 )
@@ -93,73 +89,46 @@ func (s *Store) CreateOwnedSession(ctx context.Context, in Session, maxOpen int)
 // OwnerSessions lists the open sessions of owner as its index records them
 // (empty when the owner has no cap and so no index).
 func (s *Store) OwnerSessions(ctx context.Context, owner string) ([]string, error) {
-	idx, _, err := s.readOwner(ctx, owner)
+	idx, err := s.readOwner(ctx, owner)
 	if err != nil {
 		return nil, storeErr(err, "", "read owner index")
 	}
 	return idx.Open, nil
 }
 
-func (s *Store) readOwner(ctx context.Context, owner string) (ownerIndex, uint64, error) {
-	var idx ownerIndex
-	e, err := s.sessions.Get(ctx, ownerKey(owner))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return idx, 0, nil
+func (s *Store) readOwner(ctx context.Context, owner string) (ownerIndex, error) {
+	e, err := s.owners.Get(ctx, ownerKey(owner))
+	if errors.Is(err, ErrNotFound) {
+		return ownerIndex{}, nil
 	}
 	if err != nil {
-		return idx, 0, err
+		return ownerIndex{}, err
 	}
-	if err := json.Unmarshal(e.Value(), &idx); err != nil {
-		return idx, 0, fmt.Errorf("decode owner index: %w", err)
-	}
-	return idx, e.Revision(), nil
-}
-
-func (s *Store) writeOwner(ctx context.Context, owner string, idx ownerIndex, rev uint64) (bool, error) {
-	data, err := marshal(idx)
-	if err != nil {
-		return false, fmt.Errorf("encode owner index: %w", err)
-	}
-	if rev == 0 {
-		_, err = s.sessions.Create(ctx, ownerKey(owner), data)
-		if errors.Is(err, jetstream.ErrKeyExists) {
-			return false, nil
-		}
-	} else {
-		_, err = s.sessions.Update(ctx, ownerKey(owner), data, rev)
-	}
-	if isWrongLastSeq(err) {
-		return false, nil
-	}
-	return err == nil, err
+	return *e.Value, nil
 }
 
 // reserveOpen adds id to owner's open sessions unless it holds max already
 // (after dropping ids whose session is gone, closed or not the owner's).
 func (s *Store) reserveOpen(ctx context.Context, owner, id string, max int) error {
-	for range quotaRetries {
-		idx, rev, err := s.readOwner(ctx, owner)
-		if err != nil {
-			return storeErr(err, id, "read owner index")
-		}
+	_, err := s.owners.Change(ctx, ownerKey(owner), Change[ownerIndex]{Upsert: true, Apply: func(idx *ownerIndex) error {
 		if len(idx.Open) >= max {
 			idx.Open = s.stillOpen(ctx, owner, idx.Open)
 		}
 		if len(idx.Open) >= max {
-			return withSession(fault.Newf(fault.ResourceExhausted, fault.ReasonKeyQuota,
+			return fault.Newf(fault.ResourceExhausted, fault.ReasonKeyQuota,
 				"this key already holds %d open sessions; close one first", len(idx.Open)).
-				With("limit", "auth.limits.max_open_sessions").With("limit_value", max), id)
+				With("limit", "auth.limits.max_open_sessions").With("limit_value", max)
 		}
 		idx.Open = append(idx.Open, id)
-		ok, err := s.writeOwner(ctx, owner, idx, rev)
-		if err != nil {
-			return storeErr(err, id, "write owner index")
-		}
-		if ok {
-			return nil
-		}
+		return nil
+	}})
+	if errors.Is(err, errBusy) {
+		return busyErr(id)
 	}
-	return busyErr(id)
+	if err != nil {
+		return storeErr(err, id, "write owner index")
+	}
+	return nil
 }
 
 // stillOpen keeps the ids whose session exists, is active and is owner's.
@@ -182,14 +151,7 @@ func (s *Store) stillOpen(ctx context.Context, owner string, ids []string) []str
 // releaseOpen removes id from owner's open sessions. A failure leaves the
 // id listed until the owner next reaches its cap; it is only logged.
 func (s *Store) releaseOpen(ctx context.Context, owner, id string) {
-	for range quotaRetries {
-		idx, rev, err := s.readOwner(ctx, owner)
-		if err != nil || rev == 0 {
-			if err != nil {
-				s.log.Debug("store: owner index not updated", "session_id", id, "err", err)
-			}
-			return
-		}
+	_, err := s.owners.Change(ctx, ownerKey(owner), Change[ownerIndex]{Apply: func(idx *ownerIndex) error {
 		kept := idx.Open[:0:0]
 		for _, o := range idx.Open {
 			if o != id {
@@ -197,15 +159,12 @@ func (s *Store) releaseOpen(ctx context.Context, owner, id string) {
 			}
 		}
 		if len(kept) == len(idx.Open) {
-			return
+			return ErrUnchanged
 		}
-		ok, err := s.writeOwner(ctx, owner, ownerIndex{Open: kept}, rev)
-		if err != nil {
-			s.log.Debug("store: owner index not updated", "session_id", id, "err", err)
-			return
-		}
-		if ok {
-			return
-		}
+		idx.Open = kept
+		return nil
+	}})
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		s.log.Debug("store: owner index not updated", "session_id", id, "err", err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -49,6 +48,10 @@ const (
 	quotaRetries = 64
 )
 
+// errBusy is the Contended error of the store's own buckets; callers turn
+// it into busyErr with their session id.
+var errBusy = errors.New("store: changed concurrently too often")
+
 // ledger is a session's usage record.
 type ledger struct {
 	Keys map[string]ledgerEntry `json:"k"`
@@ -86,41 +89,33 @@ func (l ledger) usage() (keys int, bytes int64) {
 	return len(l.Keys), bytes
 }
 
-// readLedger returns a session's ledger and its revision (0: none yet).
-func (s *Store) readLedger(ctx context.Context, sessionID string) (ledger, uint64, error) {
-	l := ledger{Keys: map[string]ledgerEntry{}}
-	e, err := s.values.Get(ctx, usageKey(sessionID))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return l, 0, nil
+// readLedger returns a session's ledger (empty when it has none).
+func (s *Store) readLedger(ctx context.Context, sessionID string) (ledger, error) {
+	e, err := s.ledgers.Get(ctx, usageKey(sessionID))
+	if errors.Is(err, ErrNotFound) {
+		return ledger{Keys: map[string]ledgerEntry{}}, nil
 	}
 	if err != nil {
-		return l, 0, err
+		return ledger{}, err
 	}
-	if err := json.Unmarshal(e.Value(), &l); err != nil {
-		return l, 0, fmt.Errorf("decode usage ledger: %w", err)
+	if e.Value.Keys == nil {
+		e.Value.Keys = map[string]ledgerEntry{}
 	}
-	if l.Keys == nil {
-		l.Keys = map[string]ledgerEntry{}
-	}
-	return l, e.Revision(), nil
+	return *e.Value, nil
 }
 
-// writeLedger stores l if the ledger is still at rev (0: absent). It
-// reports false on a concurrent change.
-func (s *Store) writeLedger(ctx context.Context, sessionID string, l ledger, rev uint64) (bool, error) {
-	data, err := marshal(l)
-	if err != nil {
-		return false, fmt.Errorf("encode usage ledger: %w", err)
+// dropExpired removes the entries whose values the server has removed
+// (only with per-message TTL: without it they stay on disk until read).
+func (s *Store) dropExpired(l *ledger) {
+	if !s.keyTTL {
+		return
 	}
-	if rev == 0 {
-		_, err = s.values.Create(ctx, usageKey(sessionID), data)
-	} else {
-		_, err = s.values.Update(ctx, usageKey(sessionID), data, rev)
+	now := time.Now().Unix()
+	for k, e := range l.Keys {
+		if e.Expires != 0 && now >= e.Expires {
+			delete(l.Keys, k)
+		}
 	}
-	if isWrongLastSeq(err) {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 // reservation is a committed ledger entry for a write about to happen.
@@ -137,23 +132,15 @@ type reservation struct {
 // it covers whichever of the two ends up stored.
 func (s *Store) reserve(ctx context.Context, sessionID, key string, size, expires int64) (reservation, error) {
 	r := reservation{lkey: ledgerKey(key), bytes: size, expires: expires}
-	for range quotaRetries {
-		l, rev, err := s.readLedger(ctx, sessionID)
-		if err != nil {
-			return r, err
+	_, err := s.ledgers.Change(ctx, usageKey(sessionID), Change[ledger]{Upsert: true, Apply: func(l *ledger) error {
+		if l.Keys == nil {
+			l.Keys = map[string]ledgerEntry{}
 		}
-		if s.keyTTL {
-			now := time.Now().Unix()
-			for k, e := range l.Keys {
-				if e.Expires != 0 && now >= e.Expires {
-					delete(l.Keys, k)
-				}
-			}
-		}
+		s.dropExpired(l)
 		old, had := l.Keys[r.lkey]
 		keys, total := l.usage()
 		if !had && keys+1 > s.cfg.MaxKeysPerSession {
-			return r, s.quotaErr(sessionID, key, "store.max_keys_per_session", int64(s.cfg.MaxKeysPerSession),
+			return s.quotaErr(sessionID, key, "store.max_keys_per_session", int64(s.cfg.MaxKeysPerSession),
 				fmt.Sprintf("the session already holds %d context values", keys))
 		}
 		next := ledgerEntry{Bytes: max(old.Bytes, size), Expires: expires}
@@ -161,7 +148,7 @@ func (s *Store) reserve(ctx context.Context, sessionID, key string, size, expire
 			next.Expires = laterExpiry(old.Expires, expires)
 		}
 		if total-old.Bytes+next.Bytes > int64(s.cfg.MaxSessionBytes) {
-			return r, s.quotaErr(sessionID, key, "store.max_session_bytes", int64(s.cfg.MaxSessionBytes),
+			return s.quotaErr(sessionID, key, "store.max_session_bytes", int64(s.cfg.MaxSessionBytes),
 				fmt.Sprintf("the session holds %d bytes of context; this %d-byte value does not fit", total-old.Bytes, size))
 		}
 		r.token = ""
@@ -170,15 +157,12 @@ func (s *Store) reserve(ctx context.Context, sessionID, key string, size, expire
 			next.Token = r.token
 		}
 		l.Keys[r.lkey] = next
-		ok, err := s.writeLedger(ctx, sessionID, l, rev)
-		if err != nil {
-			return r, err
-		}
-		if ok {
-			return r, nil
-		}
+		return nil
+	}})
+	if errors.Is(err, errBusy) {
+		return r, busyErr(sessionID)
 	}
-	return r, busyErr(sessionID)
+	return r, err
 }
 
 // settle lowers a reservation's bound to the size actually written once the
@@ -188,24 +172,15 @@ func (s *Store) settle(ctx context.Context, sessionID string, r reservation) {
 	if r.token == "" {
 		return
 	}
-	for range quotaRetries {
-		l, rev, err := s.readLedger(ctx, sessionID)
-		if err != nil || rev == 0 {
-			s.log.Debug("store: usage ledger not settled", "session_id", sessionID, "err", err)
-			return
-		}
+	_, err := s.ledgers.Change(ctx, usageKey(sessionID), Change[ledger]{Apply: func(l *ledger) error {
 		if e, ok := l.Keys[r.lkey]; !ok || e.Token != r.token {
-			return // a later set owns the entry
+			return ErrUnchanged // a later set owns the entry
 		}
 		l.Keys[r.lkey] = ledgerEntry{Bytes: r.bytes, Expires: r.expires}
-		ok, err := s.writeLedger(ctx, sessionID, l, rev)
-		if err != nil {
-			s.log.Debug("store: usage ledger not settled", "session_id", sessionID, "err", err)
-			return
-		}
-		if ok {
-			return
-		}
+		return nil
+	}})
+	if err != nil {
+		s.log.Debug("store: usage ledger not settled", "session_id", sessionID, "err", err)
 	}
 }
 
@@ -220,18 +195,11 @@ func (s *Store) ContextUsage(ctx context.Context, sessionID string) (keys int, b
 	if err := s.requireActive(ctx, sessionID); err != nil {
 		return 0, 0, err
 	}
-	l, _, err := s.readLedger(ctx, sessionID)
+	l, err := s.readLedger(ctx, sessionID)
 	if err != nil {
 		return 0, 0, storeErr(err, sessionID, "context usage")
 	}
-	if s.keyTTL {
-		now := time.Now().Unix()
-		for k, e := range l.Keys {
-			if e.Expires != 0 && now >= e.Expires {
-				delete(l.Keys, k)
-			}
-		}
-	}
+	s.dropExpired(&l)
 	keys, bytes = l.usage()
 	return keys, bytes, nil
 }

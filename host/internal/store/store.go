@@ -39,7 +39,9 @@ type Store struct {
 	closed   chan struct{}      // closed by the connection's ClosedHandler
 	js       jetstream.JetStream
 	sessions jetstream.KeyValue
-	values   jetstream.KeyValue // the context bucket
+	values   jetstream.KeyValue  // the context bucket
+	owners   *Bucket[ownerIndex] // owner indexes, in the sessions bucket (owner.go)
+	ledgers  *Bucket[ledger]     // session usage ledgers, in the context bucket (quota.go)
 	// valuesStream is the context bucket's stream, for last-sequence reads
 	// and per-session purges.
 	valuesStream jetstream.Stream
@@ -157,6 +159,10 @@ func (s *Store) init(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
+	own := BucketConfig{What: "owner index", Retries: quotaRetries, Contended: func(string) error { return errBusy }}
+	s.owners = newBucket[ownerIndex](s, s.sessions, own, marshal)
+	led := BucketConfig{What: "usage ledger", Retries: quotaRetries, Contended: func(string) error { return errBusy }}
+	s.ledgers = newBucket[ledger](s, s.values, led, marshal)
 	if s.valuesStream, err = s.js.Stream(ctx, "KV_"+ContextBucket); err != nil {
 		return fmt.Errorf("store: context stream: %w", err)
 	}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -108,7 +106,7 @@ type UsageConfig struct {
 // concurrent use, and every host of a cluster shares its ledgers.
 type Usage struct {
 	st     *Store
-	kv     jetstream.KeyValue
+	kv     *Bucket[usageLedger]
 	stream jetstream.Stream
 	cfg    UsageConfig
 	locks  [64]sync.Mutex // one owner's ledger updates on this host, one at a time
@@ -136,9 +134,10 @@ func (s *Store) OpenUsage(ctx context.Context, cfg UsageConfig) (*Usage, error) 
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	kv, err := s.KeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: UsageBucket, Description: "skillhost per-owner usage of the task and plan buckets", History: 1,
-		MaxValueSize: usageMaxValue, MaxBytes: usageBucketBytes, Storage: jetstream.FileStorage,
+	kv, err := OpenBucket[usageLedger](ctx, s, BucketConfig{
+		Name: UsageBucket, Description: "skillhost per-owner usage of the task and plan buckets",
+		MaxValueBytes: usageMaxValue, MaxBytes: usageBucketBytes, What: "usage ledger",
+		Retries: quotaRetries, Backoff: true, Contended: func(string) error { return errUsageBusy },
 	})
 	if err != nil {
 		return nil, err
@@ -199,7 +198,7 @@ type OwnerUsage struct {
 // Of returns what owner holds now (records being written and expired ones
 // the ledger has not dropped yet may be counted).
 func (u *Usage) Of(ctx context.Context, owner string) (OwnerUsage, error) {
-	l, _, err := u.read(ctx, owner)
+	l, err := u.read(ctx, owner)
 	if err != nil {
 		return OwnerUsage{}, Fault(err, "read usage")
 	}
@@ -266,61 +265,36 @@ func (u *Usage) lock(owner string) *sync.Mutex {
 	return &u.locks[int(sum[0])%len(u.locks)]
 }
 
-func (u *Usage) read(ctx context.Context, owner string) (usageLedger, uint64, error) {
-	l := usageLedger{Groups: map[int64]usageGroup{}}
+func (u *Usage) read(ctx context.Context, owner string) (usageLedger, error) {
 	e, err := u.kv.Get(ctx, u.key(owner))
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return l, 0, nil
+	if errors.Is(err, ErrNotFound) {
+		return usageLedger{Groups: map[int64]usageGroup{}}, nil
 	}
 	if err != nil {
-		return l, 0, err
+		return usageLedger{}, err
 	}
-	if err := json.Unmarshal(e.Value(), &l); err != nil {
-		return l, 0, fmt.Errorf("decode usage ledger: %w", err)
+	if e.Value.Groups == nil {
+		e.Value.Groups = map[int64]usageGroup{}
 	}
-	if l.Groups == nil {
-		l.Groups = map[int64]usageGroup{}
-	}
-	return l, e.Revision(), nil
+	return *e.Value, nil
 }
 
 // update applies fn to owner's ledger (expired groups dropped) and stores
-// the result with a revision check, re-reading on a conflict. fn's error
-// aborts without a write.
+// the result with a revision check, re-reading (after a short, jittered
+// wait) on a conflict. fn's error aborts without a write.
 func (u *Usage) update(ctx context.Context, owner string, fn func(l *usageLedger, now int64) error) error {
 	lock := u.lock(owner)
 	lock.Lock()
 	defer lock.Unlock()
-	for attempt := range quotaRetries {
-		l, rev, err := u.read(ctx, owner)
-		if err != nil {
-			return err
+	_, err := u.kv.Change(ctx, u.key(owner), Change[usageLedger]{Upsert: true, Apply: func(l *usageLedger) error {
+		if l.Groups == nil {
+			l.Groups = map[int64]usageGroup{}
 		}
 		now := u.cfg.Now().Unix()
 		l.prune(now)
-		if err := fn(&l, now); err != nil {
-			return err
-		}
-		data, err := marshal(l)
-		if err != nil {
-			return fmt.Errorf("encode usage ledger: %w", err)
-		}
-		if rev == 0 {
-			_, err = u.kv.Create(ctx, u.key(owner), data)
-		} else {
-			_, err = u.kv.Update(ctx, u.key(owner), data, rev)
-		}
-		if !Conflict(err) {
-			return err
-		}
-		// Another host changed it: back off a little (growing, jittered).
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(time.Duration(rand.Int64N(int64(attempt+1) * int64(time.Millisecond)))):
-		}
-	}
-	return errUsageBusy
+		return fn(l, now)
+	}})
+	return err
 }
 
 var errUsageBusy = errors.New("store: usage ledger changed concurrently too often")
@@ -328,5 +302,6 @@ var errUsageBusy = errors.New("store: usage ledger changed concurrently too ofte
 // Conflict reports whether a KV write failed its revision check (or found
 // the key it meant to create): it did not land.
 func Conflict(err error) bool {
-	return err != nil && (errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSeq(err))
+	return err != nil && (errors.Is(err, jetstream.ErrKeyExists) || isWrongLastSeq(err) ||
+		errors.Is(err, ErrConflict) || errors.Is(err, ErrExists))
 }

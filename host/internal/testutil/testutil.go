@@ -33,9 +33,13 @@ func Eventually(t testing.TB, within time.Duration, what string, cond func() boo
 
 // Poll checks cond until it holds (true) or within has passed (false), for
 // a caller that reports the failure itself.
-func Poll(within time.Duration, cond func() bool) bool {
+func Poll(within time.Duration, cond func() bool) bool { return PollEvery(within, pollEvery, cond) }
+
+// PollEvery is Poll checking every every: for a condition that is costly to
+// check (a cluster's status) or only changes that often (a token bucket).
+func PollEvery(within, every time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(within)
-	tick := time.NewTicker(pollEvery)
+	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for !cond() {
 		if time.Now().After(deadline) {

@@ -1,11 +1,15 @@
-// skillhost dashboard: polls /admin/status and /admin/plugins, reads the
-// Agent Card and follows /events for plan progress. Every value is inserted
-// as text (plugin names and error messages come from plugins and clients).
+// skillhost dashboard: polls /admin/status, /admin/plugins and
+// /admin/history, reads the Agent Card and follows /events for plan
+// progress. Every value is inserted as text (plugin names and error
+// messages come from plugins and clients). charts.js draws the charts,
+// table.js the agents table.
 "use strict";
 
 const POLL_MS = 2000;
+const HISTORY_EVERY = 2; // polls between two readings of /admin/history
 const KEY_ITEM = "skillhost-api-key";
-const state = { prev: null, plans: new Map(), eventsOpen: false };
+const state = { prev: null, plans: new Map(), eventsOpen: false, polls: 0, plugins: null, uptime: -1, history: null,
+  totals: new Map(), rates: new Map(), pools: new Map() };
 
 // el builds an element; children are nodes or strings (inserted as text).
 function el(tag, attrs, ...children) {
@@ -30,6 +34,13 @@ function bytes(n) {
 
 function rate(n) { return n >= 10 ? n.toFixed(0) : n.toFixed(1); }
 
+function duration(s) {
+  if (s < 120) return s + " s";
+  if (s < 7200) return Math.floor(s / 60) + " min";
+  if (s < 172800) return Math.floor(s / 3600) + " h " + Math.floor(s % 3600 / 60) + " min";
+  return Math.floor(s / 86400) + " days";
+}
+
 function headers() {
   const key = sessionStorage.getItem(KEY_ITEM);
   return key ? { "Authorization": "Bearer " + key, "Accept": "application/json" } : { "Accept": "application/json" };
@@ -52,23 +63,36 @@ async function getJSON(path) {
 function askKey(why) {
   $("key-form").hidden = false;
   setText("key-reason", "This host needs an API key with the scope method:admin (or *): " + why);
-  setText("health", "key needed");
-  $("health").className = "badge";
+  setHealth("key needed", "", "");
+}
+
+function setHealth(text, cls, detail) {
+  setText("health", text);
+  $("health").className = "badge " + cls;
+  setText("health-detail", detail);
+  $("health-detail").title = detail;
 }
 
 function renderStatus(st) {
   setText("version", "v" + st.version);
-  setText("health", st.health);
-  $("health").className = "badge " + st.health;
-  setText("uptime", "up " + st.uptime_seconds + " s");
-  setText("updated", "updated " + new Date(st.time).toLocaleTimeString());
+  setHealth(st.health, st.health, st.health_error || "");
+  setText("uptime", "up " + duration(st.uptime_seconds));
+  setText("updated", "updated " + new Date(st.time).toLocaleTimeString([], { hour12: false }));
+  state.uptime = st.uptime_seconds;
   const p = st.plugins;
-  setText("sum-plugins", `${p.loaded + p.reloading} loaded` + (p.failed ? `, ${p.failed} failed` : "") + (p.loading ? `, ${p.loading} loading` : ""));
+  const all = Object.values(p).reduce((a, b) => a + b, 0);
+  setText("sum-plugins", `${p.loaded + p.reloading} of ${all}`);
+  setText("sum-plugins-sub", [p.failed ? `${p.failed} failed` : "", p.not_ready ? `${p.not_ready} not ready` : "",
+    p.loading ? `${p.loading} loading` : ""].filter(Boolean).join(", ") || "all serving");
+  $("sum-plugins-sub").className = "sub" + (p.failed || p.not_ready ? " bad" : "");
   const inst = st.pool.instances;
   setText("sum-instances", `${inst.idle} / ${inst.busy}`);
   setText("sum-discarded", String(inst.discarded));
-  setText("sum-budget", `${bytes(st.pool.reserved_bytes)} of ${bytes(st.pool.budget_bytes)}`);
+  setText("sum-budget", bytes(st.pool.reserved_bytes));
+  setText("sum-budget-sub", `reserved of ${bytes(st.pool.budget_bytes)}`);
+  $("sum-budget-sub").title = "reserved by live instances and running calls, of sandbox.max_live_bytes";
   setText("sum-failures", String(st.recent_failures.total));
+  renderProblems(st.problems || []);
 
   // rates from two readings
   const now = Date.parse(st.time);
@@ -90,8 +114,23 @@ function renderStatus(st) {
   state.prev = { time: now, skills: cur };
   state.rates = rates;
   state.totals = cur;
-  state.pools = new Map(st.pool.plugins.map((p) => [p.plugin, p]));
+  state.pools = new Map(st.pool.plugins.map((x) => [x.plugin, x]));
   renderFailures(st.recent_failures.failures);
+}
+
+const MAX_PROBLEMS = 6; // listed in the banner; the table has them all
+
+function renderProblems(list) {
+  $("problems").hidden = list.length === 0;
+  const more = list.length > MAX_PROBLEMS ? [el("li", { class: "muted" }, `and ${list.length - MAX_PROBLEMS} more: Show → needing attention, below`)] : [];
+  $("problem-list").replaceChildren(...list.slice(0, MAX_PROBLEMS).map((p) => {
+    const lines = (p.message || "").split("\n");
+    const state = p.state === "loaded" || p.state === "reloading" ? "revision refused" : stateLabel[p.state] || p.state;
+    return el("li", { "data-plugin": p.plugin },
+      el("span", { class: "state state-" + (p.state === "loaded" ? "reloading" : p.state) }, state), " ",
+      el("strong", {}, p.plugin), " ", el("span", { class: "problem-text", title: p.message }, lines[0]),
+      lines.length > 1 ? el("span", { class: "muted" }, ` (and ${lines.length - 1} more: see the table)`) : "");
+  }), ...more);
 }
 
 // settingsText shows an operator's plugins.<name> settings: config keys and
@@ -104,53 +143,24 @@ function settingsText(st) {
 
 function sumErrors(s) { return Object.values(s.errors || {}).reduce((a, b) => a + b, 0); }
 
-function renderPlugins(doc) {
-  const body = $("agents").tBodies[0];
-  const rows = [];
-  for (const p of doc.plugins) {
-    const pool = (state.pools || new Map()).get(p.name);
-    const lim = p.limits;
-    const stateCell = el("td", {}, el("span", { class: "state state-" + p.state }, p.state));
-    if (p.error) stateCell.append(el("span", { class: "problem" }, p.error));
-    rows.push(el("tr", { class: "agent", "data-plugin": p.name, "data-state": p.state },
-      el("td", {}, `${p.name} ${p.version || ""}`, el("span", { class: "muted" }, ` ${p.source}`),
-        el("span", { class: "muted signer" }, p.signer ? `signed by ${p.signer}` : "unsigned"),
-        ...(p.oci ? [el("span", { class: "muted signer" }, `from ${p.oci.ref}`)] : []),
-        ...(p.settings ? [el("span", { class: "muted signer settings" }, settingsText(p.settings))] : [])),
-      stateCell,
-      el("td", { class: "limits" }, lim ? `timeout ${lim.timeout}, memory ${lim.memory}, output ${lim.output}, concurrency ${lim.concurrency}` : ""),
-      el("td", { class: "pool" }, pool ? `${pool.instances.idle} / ${pool.instances.busy} / ${pool.instances.discarded}` : ""),
-      el("td", { class: "memory" }, pool ? `${bytes(pool.memory_peak_bytes)} / ${bytes(pool.memory_limit_bytes)}` : ""),
-      el("td", {}), el("td", {}), el("td", {}), el("td", {})));
-    for (const s of p.skills) {
-      const key = p.name + "/" + s.id;
-      const t = (state.totals || new Map()).get(key) || { calls: 0, errors: {}, seconds: 0 };
-      const r = (state.rates || new Map()).get(key);
-      const errCell = el("td", { class: "errors" });
-      for (const [reason, n] of Object.entries(t.errors || {}).sort()) {
-        errCell.append(el("span", { class: "reason", "data-reason": reason }, `${reason} ${n}`));
-      }
-      rows.push(el("tr", { class: "skill", "data-plugin": p.name, "data-skill": s.id },
-        el("td", { title: s.description || "" }, s.id),
-        el("td", {}), el("td", {}), el("td", {}), el("td", {}),
-        el("td", { class: "calls" }, String(t.calls)),
-        el("td", { class: "rate" }, r ? rate(r.calls) : "–"),
-        errCell,
-        el("td", { class: "latency" }, t.calls ? (1000 * t.seconds / t.calls).toFixed(1) + " ms" : "–")));
-    }
-  }
-  body.replaceChildren(...rows);
+function redrawAgents() { if (state.plugins) renderAgents(state.plugins, state); }
+
+function redrawCharts() {
+  if (!state.history || !state.plugins) return;
+  const rules = new Map();
+  for (const p of state.plugins.plugins) for (const s of p.skills) if (s.rate_limits) rules.set(p.name + "/" + s.id, s.rate_limits);
+  renderCharts(state.history, state.uptime, rules);
 }
 
 function renderFailures(list) {
   $("failures").tBodies[0].replaceChildren(...list.map((f) => el("tr", { "data-reason": f.reason },
-    el("td", {}, new Date(f.time).toLocaleTimeString()),
-    el("td", {}, f.method || (f.skill ? "(plan step)" : "–")), // no method: a plan step, or a body with none
-    el("td", {}, f.skill ? `${f.plugin}/${f.skill}` : ""),
-    el("td", {}, String(f.code)),
-    el("td", { class: "reason" }, f.reason),
+    el("td", { title: f.time }, new Date(f.time).toLocaleTimeString([], { hour12: false })),
+    el("td", { class: "clip", title: f.method || "" }, f.method || (f.skill ? "(plan step)" : "–")), // no method: a plan step, or a body with none
+    el("td", { class: "clip" }, f.skill ? `${f.plugin}/${f.skill}` : ""),
+    el("td", { class: "num" }, String(f.code)),
+    el("td", { class: "reason clip", title: f.reason }, f.reason),
     el("td", { class: "message" }, f.message),
-    el("td", { class: "muted" }, f.request_id || ""))));
+    el("td", { class: "muted clip request", title: f.request_id || "" }, f.request_id || ""))));
 }
 
 async function renderCard() {
@@ -210,14 +220,20 @@ function onEvent(ev) {
 
 async function poll() {
   try {
-    renderStatus(await getJSON("/admin/status"));
-    renderPlugins(await getJSON("/admin/plugins"));
+    const withHistory = state.polls++ % HISTORY_EVERY === 0 || !state.history;
+    const [st, plugins, history] = await Promise.all([getJSON("/admin/status"), getJSON("/admin/plugins"),
+      withHistory ? getJSON("/admin/history") : Promise.resolve(null)]);
+    renderStatus(st);
+    state.plugins = plugins;
+    if (history) state.history = history;
+    redrawAgents();
+    redrawCharts();
     $("key-form").hidden = true;
     $("forget-key").hidden = !sessionStorage.getItem(KEY_ITEM);
     followEvents();
   } catch (e) {
     if (e instanceof AuthNeeded) askKey(e.message);
-    else { setText("health", "unreachable"); $("health").className = "badge unhealthy"; }
+    else setHealth("unreachable", "unhealthy", e.message);
   }
 }
 
@@ -229,6 +245,7 @@ document.addEventListener("DOMContentLoaded", () => {
     poll();
   });
   $("forget-key").addEventListener("click", () => { sessionStorage.removeItem(KEY_ITEM); location.reload(); });
+  bindTable(redrawAgents);
   poll();
   renderCard();
   setInterval(poll, POLL_MS);

@@ -26,7 +26,7 @@ func (s *Server) routeAdmin() {
 func (s *Server) adminScope(c *fiber.Ctx) error {
 	p := principalOf(c)
 	if err := p.AllowMethod(auth.AdminPseudoMethod, ""); err != nil {
-		return s.refuse(c, fiber.StatusForbidden, err, p.KeyID())
+		return s.refuse(c, err, p.KeyID())
 	}
 	return c.Next()
 }

@@ -2,7 +2,6 @@ package httpx
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -76,21 +75,12 @@ func (l *countingListener) Accept() (net.Conn, error) {
 // closes it, without waiting for its request.
 func (l *countingListener) drop(c net.Conn, fe *fault.Error) {
 	if l.plain {
-		status, text := connStatus(fe), fe.Message()
+		status, text := fe.HTTPStatus(), fe.Message()
 		_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 		_, _ = fmt.Fprintf(c, "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nRetry-After: 1\r\nContent-Length: %d\r\n\r\n%s",
 			status, http.StatusText(status), len(text), text)
 	}
 	_ = c.Close()
-}
-
-// connStatus is the HTTP status of a connection refusal: 429 for an
-// address's share, 503 when the host is full.
-func connStatus(fe *fault.Error) int {
-	if errors.Is(fe, share.ErrOverShare) {
-		return fiber.StatusTooManyRequests
-	}
-	return fiber.StatusServiceUnavailable
 }
 
 // addrHolder is the holder of a client's connections: its IP address, or
@@ -151,7 +141,7 @@ func (s *Server) reserved(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	c.Set(fiber.HeaderRetryAfter, "1")
-	return s.sendError(c, connStatus(cc.refusal), cc.refusal)
+	return s.sendError(c, cc.refusal)
 }
 
 // publicPath reports whether path is one of the public documents a

@@ -27,20 +27,20 @@ const LoopbackPrincipal = "loopback"
 // c.Locals for the handler.
 func (s *Server) guard(c *fiber.Ctx) error {
 	if !s.cfg.Auth.Enabled() && !s.hostAllowed(string(c.Request().Host())) {
-		return s.refuse(c, fiber.StatusForbidden, fault.Newf(fault.Forbidden, fault.ReasonHostDenied,
+		return s.refuse(c, fault.Newf(fault.Forbidden, fault.ReasonHostDenied,
 			"Host %q is not an address of this host; add it to http.allowed_hosts if it is", clipHeader(string(c.Request().Host()))), "")
 	}
 	if origin := c.Get(fiber.HeaderOrigin); origin != "" && !s.originAllowed(origin) {
-		return s.refuse(c, fiber.StatusForbidden, fault.Newf(fault.Forbidden, fault.ReasonOriginDenied,
+		return s.refuse(c, fault.Newf(fault.Forbidden, fault.ReasonOriginDenied,
 			"requests from origin %q are not accepted; add it to http.allowed_origins if it should be", clipHeader(origin)), "")
 	}
 	if c.Method() == fiber.MethodPost && !jsonContentType(c.Get(fiber.HeaderContentType)) {
 		err := fault.New(fault.InvalidRequest, fault.ReasonMediaType, "send the body as Content-Type: application/json")
-		return s.sendError(c, fiber.StatusUnsupportedMediaType, err)
+		return s.sendError(c, err)
 	}
-	p, status, err := s.authenticate(c)
+	p, err := s.authenticate(c)
 	if err != nil {
-		return s.refuse(c, status, err, "")
+		return s.refuse(c, err, "")
 	}
 	c.Locals(principalLocal, p)
 	return c.Next()
@@ -48,13 +48,13 @@ func (s *Server) guard(c *fiber.Ctx) error {
 
 // authenticate returns the request's principal: from its credential when
 // keys are configured, else the loopback principal for loopback clients.
-func (s *Server) authenticate(c *fiber.Ctx) (auth.Principal, int, error) {
+func (s *Server) authenticate(c *fiber.Ctx) (auth.Principal, error) {
 	if !s.cfg.Auth.Enabled() {
 		if !c.Context().RemoteIP().IsLoopback() {
-			return auth.Principal{}, fiber.StatusForbidden, fault.New(fault.Forbidden, fault.ReasonLoopbackOnly,
+			return auth.Principal{}, fault.New(fault.Forbidden, fault.ReasonLoopbackOnly,
 				"this host has no API keys configured and serves loopback clients only")
 		}
-		return auth.Local(LoopbackPrincipal), 0, nil
+		return auth.Local(LoopbackPrincipal), nil
 	}
 	var authz []string
 	c.Request().Header.VisitAll(func(k, v []byte) {
@@ -70,35 +70,34 @@ func (s *Server) authenticate(c *fiber.Ctx) (auth.Principal, int, error) {
 	if err == nil {
 		var p auth.Principal
 		if p, err = s.cfg.Auth.Authenticate(c.UserContext(), cred); err == nil {
-			return p, 0, nil
+			return p, nil
 		}
 	}
-	fe := fault.From(err)
-	if fe.Kind != fault.Unauthorized {
+	if fe := fault.From(err); fe.Kind != fault.Unauthorized {
 		s.cfg.Logger.Error("authentication failed", "request_id", ensureRequestID(c), "err", err)
-		return auth.Principal{}, fiber.StatusServiceUnavailable, fault.New(fault.Internal, fault.ReasonInternal, "authentication is unavailable; retry")
+		return auth.Principal{}, fault.New(fault.Internal, fault.ReasonStoreUnavailable, "authentication is unavailable; retry")
 	}
-	return auth.Principal{}, fiber.StatusUnauthorized, fe
+	return auth.Principal{}, err
 }
 
-// refuse answers a refused request (401, 403, 415, 429) and writes the
-// audit line of every 401 and 403: key id (if any), remote address and
-// request id; never the credential.
-func (s *Server) refuse(c *fiber.Ctx, status int, err error, keyID string) error {
+// refuse answers a refused request with its status (fault's table: 401,
+// 403, 503) and writes the audit line of every 401 and 403: key id (if
+// any), remote address and request id; never the credential.
+func (s *Server) refuse(c *fiber.Ctx, err error, keyID string) error {
 	fe := fault.From(err)
-	switch status {
-	case fiber.StatusUnauthorized:
+	status := fe.HTTPStatus()
+	if fe.Kind == fault.Unauthorized {
 		challenge := `Bearer realm="skillhost"`
-		if fe.Reason != fault.ReasonUnauthenticated {
+		if fe.WireReason() != fault.ReasonUnauthenticated {
 			challenge += `, error="invalid_token"`
 		}
 		c.Set(fiber.HeaderWWWAuthenticate, challenge)
 	}
-	if status == fiber.StatusUnauthorized || status == fiber.StatusForbidden {
-		s.cfg.Logger.Warn("audit: request refused", "status", status, "reason", fe.Reason, "key_id", keyID,
+	if fe.Kind == fault.Unauthorized || fe.Kind == fault.Forbidden {
+		s.cfg.Logger.Warn("audit: request refused", "status", status, "reason", fe.WireReason(), "key_id", keyID,
 			"remote", c.Context().RemoteAddr().String(), "request_id", ensureRequestID(c), "path", c.Path())
 	}
-	return s.sendError(c, status, fe)
+	return s.sendError(c, fe)
 }
 
 // jsonContentType accepts application/json and any +json media type.

@@ -84,11 +84,12 @@ func (r *replyBody) Close() error {
 	return nil
 }
 
-// replyStatus is the HTTP status of a JSON-RPC reply: 200, except that a
-// single request refused for its credentials, its scopes, a rate limit or
-// its key's quota (key_quota: a share of the host it already holds) gets
-// 401, 403 or 429 (with WWW-Authenticate or Retry-After). Batches are
-// always 200: each element carries its own error.
+// replyStatus is the HTTP status of a JSON-RPC reply (fault's
+// Error.RPCStatus): 200, except that a single request refused for its
+// credentials, its scopes, a rate limit or its key's quota (key_quota: a
+// share of the host it already holds) gets 401, 403 or 429, with
+// WWW-Authenticate or Retry-After. Batches are always 200: each element
+// carries its own error.
 func (s *Server) replyStatus(c *fiber.Ctx, err *fault.Error) int {
 	if err == nil {
 		return fiber.StatusOK
@@ -96,16 +97,10 @@ func (s *Server) replyStatus(c *fiber.Ctx, err *fault.Error) int {
 	switch {
 	case err.Kind == fault.Unauthorized:
 		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="skillhost", error="invalid_token"`)
-		return fiber.StatusUnauthorized
-	case err.Kind == fault.Forbidden:
-		return fiber.StatusForbidden
-	case err.Reason == fault.ReasonRateLimited:
+	case err.WireReason() == fault.ReasonRateLimited:
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(auth.RetryAfterSeconds(auth.RetryAfter(err))))
-		return fiber.StatusTooManyRequests
-	case err.Reason == fault.ReasonKeyQuota:
-		return fiber.StatusTooManyRequests
 	}
-	return fiber.StatusOK
+	return err.RPCStatus()
 }
 
 // events serves POST /events: notifications only (a request carrying an id
@@ -114,7 +109,7 @@ func (s *Server) events(c *fiber.Ctx) error {
 	body := bytes.Clone(c.Body())
 	if id, ok := firstID(body); ok {
 		err := fault.New(fault.InvalidRequest, fault.ReasonInvalidRequest, "POST /events accepts notifications only (no id); send requests to /rpc")
-		return s.sendErrorID(c, fiber.StatusOK, id, err)
+		return s.sendRPCError(c, id, err)
 	}
 	ctx, done := s.requestContext(c)
 	c.Locals(rpcLocal, true)

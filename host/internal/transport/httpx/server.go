@@ -211,8 +211,7 @@ func (s *Server) agentCard(c *fiber.Ctx) error {
 	}
 	body, etag, err := s.cards.AgentCard(c.UserContext(), c.Params("name"))
 	if err != nil {
-		fe := fault.From(err)
-		return c.Status(fe.Kind.HTTPStatus()).JSON(fiber.Map{"error": fe.Message(), "reason": fe.Reason})
+		return s.sendError(c, err)
 	}
 	return sendCard(c, body, etag)
 }
@@ -264,7 +263,7 @@ func etagMatches(header, etag string) bool {
 func (s *Server) metricsScope(c *fiber.Ctx) error {
 	p := principalOf(c)
 	if err := p.AllowMethod(auth.MetricsPseudoMethod, ""); err != nil {
-		return s.refuse(c, fiber.StatusForbidden, err, p.KeyID())
+		return s.refuse(c, err, p.KeyID())
 	}
 	return c.Next()
 }
@@ -276,26 +275,33 @@ func principalOf(c *fiber.Ctx) auth.Principal {
 }
 
 // errorHandler turns every error Fiber or a handler returns into a response:
-// JSON-RPC error objects on /rpc and /events, plain JSON elsewhere.
+// a *fault.Error, and on /rpc, /events and the HTTP+JSON binding any error,
+// as an error body (sendError) with the fault's HTTP status (413
+// body_too_large, 400 invalid_request for Fiber's other refusals of a
+// request, 500 internal); plain JSON with Fiber's status elsewhere (an
+// unknown route's 404).
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	var fe *fiber.Error
 	status := fiber.StatusInternalServerError
 	if errors.As(err, &fe) {
 		status = fe.Code
 	}
-	if c.Path() == "/rpc" || c.Path() == "/events" || isAgentRPC(c.Path()) {
+	var flt *fault.Error
+	switch {
+	case errors.As(err, &flt):
+		err = s.sendError(c, flt)
+	case c.Path() == "/rpc" || c.Path() == "/events" || isAgentRPC(c.Path()) || s.isREST(c.Path()):
 		rpcErr := fault.Wrap(fault.Internal, fault.ReasonInternal, err, "internal error")
-		switch status {
-		case fiber.StatusRequestEntityTooLarge:
+		switch {
+		case status == fiber.StatusRequestEntityTooLarge:
 			rpcErr = fault.Newf(fault.InvalidRequest, fault.ReasonBodyTooLarge, "request body exceeds %d bytes", s.cfg.HTTP.BodyLimit)
-		case fiber.StatusBadRequest, fiber.StatusRequestTimeout:
+		case status >= 400 && status < 500:
 			rpcErr = fault.Wrap(fault.InvalidRequest, fault.ReasonInvalidRequest, err, "")
-		}
-		if status == fiber.StatusInternalServerError {
+		default:
 			s.cfg.Logger.Error("http request failed", "path", c.Path(), "err", err)
 		}
-		err = s.sendError(c, status, rpcErr)
-	} else {
+		err = s.sendError(c, rpcErr)
+	default:
 		err = c.Status(status).JSON(fiber.Map{"error": err.Error()})
 	}
 	if _, ok := c.Locals(accessStartLocal).(time.Time); !ok {
@@ -313,7 +319,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 func (s *Server) mcp(c *fiber.Ctx) error {
 	p := principalOf(c)
 	if err := p.AllowMethod(auth.MCPPseudoMethod, ""); err != nil {
-		return s.refuse(c, fiber.StatusForbidden, err, p.KeyID())
+		return s.refuse(c, err, p.KeyID())
 	}
 	ctx, done := s.requestContext(c)
 	return s.serveNetHTTP(c, ctx, done, s.cfg.MCP)
@@ -324,16 +330,39 @@ func isAgentRPC(path string) bool {
 	return strings.HasPrefix(path, "/agents/") && strings.HasSuffix(path, "/rpc")
 }
 
-func (s *Server) sendError(c *fiber.Ctx, status int, err error) error {
-	return s.sendErrorID(c, status, nil, err)
+// isREST reports whether path is a route of the A2A HTTP+JSON binding.
+func (s *Server) isREST(path string) bool {
+	return s.cfg.REST != nil && strings.HasPrefix(path, s.cfg.RESTPath+"/")
 }
 
-// sendErrorID answers with a JSON-RPC error for request id (nil = null).
-func (s *Server) sendErrorID(c *fiber.Ctx, status int, id json.RawMessage, err error) error {
+// sendError answers a request refused before (or outside) JSON-RPC with the
+// error's HTTP status (fault's table) and its body in the route's protocol:
+// a google.rpc.Status on the HTTP+JSON binding's routes (what its clients
+// decode), a JSON-RPC error object elsewhere.
+func (s *Server) sendError(c *fiber.Ctx, err error) error {
+	fe, hidden := fault.Safe(err)
+	if hidden {
+		s.cfg.Logger.Error("http request failed", "path", c.Path(), "err", err)
+	}
+	return s.sendErrorStatus(c, fe.HTTPStatus(), nil, fe)
+}
+
+// sendRPCError answers JSON-RPC request id (nil = null) with an error, as a
+// JSON-RPC response: HTTP 200 unless the error refuses the caller
+// (Error.RPCStatus).
+func (s *Server) sendRPCError(c *fiber.Ctx, id json.RawMessage, err error) error {
+	fe, _ := fault.Safe(err)
+	return s.sendErrorStatus(c, fe.RPCStatus(), id, fe)
+}
+
+func (s *Server) sendErrorStatus(c *fiber.Ctx, status int, id json.RawMessage, fe *fault.Error) error {
 	ctx := jsonrpc.WithTransport(c.UserContext(), s.transportInfo(c))
-	c.Locals(refusalLocal, fault.From(err))
+	c.Locals(refusalLocal, fe)
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Status(status).Send(jsonrpc.EncodeError(ctx, id, jsonrpc.Envelope{}, err))
+	if s.isREST(c.Path()) {
+		return c.Status(status).Send(fe.MarshalStatus(jsonrpc.ErrorMeta(ctx)))
+	}
+	return c.Status(status).Send(jsonrpc.EncodeError(ctx, id, jsonrpc.Envelope{}, fe))
 }
 
 // requestID takes a sane X-Request-ID from the client or makes one, and

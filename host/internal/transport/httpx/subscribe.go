@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-
-	"github.com/skillhost/skillhost/host/fault"
 )
 
 // EventQuery is what a GET /events subscriber asks for.
@@ -26,7 +24,8 @@ type EventStream interface {
 }
 
 // EventSource opens subscriptions for GET /events. Errors are *fault.Error
-// values, answered with the kind's HTTP status and a JSON-RPC error body.
+// values, answered with their HTTP status (fault's table) and a JSON-RPC
+// error body.
 type EventSource func(ctx context.Context, q EventQuery) (EventStream, error)
 
 // subscribe serves GET /events: the event stream as Server-Sent Events,
@@ -42,7 +41,7 @@ func (s *Server) subscribe(c *fiber.Ctx) error {
 	st, err := s.cfg.Events(ctx, q)
 	if err != nil {
 		done()
-		return s.sendError(c, fault.From(err).Kind.HTTPStatus(), err)
+		return s.sendError(c, err)
 	}
 	c.Set(fiber.HeaderContentType, "text/event-stream")
 	c.Set(fiber.HeaderCacheControl, "no-cache")

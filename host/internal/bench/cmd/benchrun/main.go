@@ -1,6 +1,6 @@
 // Command benchrun runs the benchmark harness (make bench) and writes
 // BENCHMARKS.md: every goal of issue 10 as a ratio against a baseline
-// measured in the same run (see docs/BENCHMARKS.md).
+// measured in the same run (see docs/guides/performance.md).
 //
 //	benchrun -bin bin/bench -go-plugin plugins/echo/echo.wasm -out BENCHMARKS.md
 //	benchrun -only P1,P3 -rounds 5 -duration 10s -out -

@@ -13,7 +13,7 @@ import (
 type workIn struct {
 	Key       string          `json:"key"`        // counts runs under context key "runs:<key>"
 	SleepMS   int             `json:"sleep_ms"`   // then sleeps this long
-	FailTimes int             `json:"fail_times"` // the first fail_times runs never return (they time out)
+	FailTimes int             `json:"fail_times"` // the first fail_times runs never return (they sleep until they time out)
 	Value     json.RawMessage `json:"value"`      // echoed
 }
 
@@ -22,8 +22,6 @@ type workOut struct {
 	Run   int             `json:"run"`
 	Value json.RawMessage `json:"value,omitempty"`
 }
-
-var sink int
 
 //go:wasmexport work
 func work() int32 {
@@ -39,9 +37,9 @@ func work() int32 {
 			}
 		}
 		if run <= in.FailTimes && in.FailTimes > 0 {
-			for {
-				sink++ // never returns: the host's deadline ends it
-			}
+			// Never returns: the host's deadline ends it. Asleep, not
+			// spinning, so a loaded machine's cores stay free for the rest.
+			time.Sleep(24 * time.Hour)
 		}
 		if in.SleepMS > 0 {
 			time.Sleep(time.Duration(in.SleepMS) * time.Millisecond)
