@@ -184,6 +184,7 @@ func mustDocHost(t *testing.T, plugins string) string {
 	})
 	select {
 	case u := <-url:
+		waitCompiled(t, u)
 		return u
 	case <-done:
 		t.Fatal("the host exited before serving")
@@ -191,6 +192,34 @@ func mustDocHost(t *testing.T, plugins string) string {
 		t.Fatal("the host did not serve within 5 minutes")
 	}
 	return ""
+}
+
+// waitCompiled waits, as the README tells a reader of a first start, until
+// the host's plugins have compiled (they do in the background once it
+// serves; a call that comes first waits for its plugin within the call's
+// deadline, then answers plugin_loading).
+func waitCompiled(t *testing.T, hostPort string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		resp, err := http.Get("http://" + hostPort + "/admin/plugins")
+		if err == nil {
+			var doc struct{ Plugins []struct{ State string } }
+			derr := json.NewDecoder(resp.Body).Decode(&doc)
+			resp.Body.Close()
+			compiling := derr != nil
+			for _, p := range doc.Plugins {
+				compiling = compiling || p.State == "loading"
+			}
+			if !compiling {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the host's plugins did not compile within 5 minutes")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // docRun is the state one run of the pages carries from block to block.

@@ -158,6 +158,11 @@ func TestAdminPlugins(t *testing.T) {
 		}
 		return out
 	}
+	// A plugin serves at once and is "loading" until its first compile,
+	// which runs in the background, is done.
+	if !waitFor(30*time.Second, func() bool { return read()["tools"].State == "loaded" }) {
+		t.Fatalf("tools never loaded: %+v", read()["tools"])
+	}
 	got := read()
 	tools, broken := got["tools"], got["broken"]
 	if tools.State != "loaded" || tools.Version != "1.0.0" || tools.Source != "local" || tools.Signer != nil ||

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,4 +108,44 @@ func TestExtendedCardNeedsKeys(t *testing.T) {
 	}
 	r := open.as(t, "", "GetExtendedAgentCard", map[string]any{})
 	wantRefused(t, r, 200, -32007, "extended_card_not_configured")
+}
+
+// The card's cleveragents extension lists exactly the _cleveragents/*
+// methods the host serves.
+func TestCardListsEveryDialectMethod(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	mustPlugin(t, dir, "tools", toolsManifest)
+	th := mustHost(t, dir)
+	var served []string
+	for _, m := range host.EngineMethods(th.h) {
+		if strings.HasPrefix(m, "_cleveragents/") {
+			served = append(served, m)
+		}
+	}
+	_, body := th.get(t, a2a.WellKnownPath)
+	var card struct {
+		Capabilities struct {
+			Extensions []struct {
+				URI    string `json:"uri"`
+				Params struct {
+					Methods []string `json:"methods"`
+				} `json:"params"`
+			} `json:"extensions"`
+		} `json:"capabilities"`
+	}
+	if err := json.Unmarshal(body, &card); err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, e := range card.Capabilities.Extensions {
+		if e.URI == a2a.ExtCleverAgents {
+			listed = e.Params.Methods
+		}
+	}
+	slices.Sort(served)
+	slices.Sort(listed)
+	if diff := cmp.Diff(served, listed); diff != "" {
+		t.Errorf("the card's %s methods differ from those served (-served +card):\n%s", a2a.ExtCleverAgents, diff)
+	}
 }

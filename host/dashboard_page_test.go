@@ -200,17 +200,20 @@ func screenshots(t *testing.T, browser context.Context) {
 }
 
 // TestDashboardNotReady: a plugin none of whose instances can start (the
-// sandbox memory budget holds another plugin's warm instance, not its own)
+// sandbox memory budget holds another plugin's warm instance, min_instances,
+// not its own)
 // is shown "not ready" with why, not a green "loaded", and the header says
 // the host is degraded. Not parallel: Chromium takes a core.
 func TestDashboardNotReady(t *testing.T) {
 	dir := t.TempDir()
-	mustPlugin(t, dir, "big-a", bigManifest("big-a"))
+	mustPlugin(t, dir, "big-a", warmBigManifest("big-a"))
 	mustPlugin(t, dir, "big-b", bigManifest("big-b"))
 	th, _ := mustHostWith(t, dir, func(c *config.Config) {
 		c.Sandbox.MaxLiveBytes = 400 * config.MiB
 		c.Policy.QueueWait = 1
+		c.Policy.MaxMinInstances = 1
 	})
+	mustWarm(t, th, "big-a")
 	sid := th.mustSession(t)
 	wantError(t, th.call(t, "_cleveragents/skill/execute", map[string]any{"session_id": sid, "skill_id": "big-b-echo"}), -32106, "pool_saturated")
 	browser := mustBrowser(t)

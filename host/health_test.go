@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -25,14 +26,43 @@ skills:
 `
 }
 
-// A host whose memory budget holds one big plugin's warm instance but not
-// a second one's: the second is listed not_ready (not loaded) with why, a
-// folder that fails to load is failed, and the host is degraded in
-// /admin/status — while GET /health, the liveness probe, stays healthy.
+// warmBigManifest is bigManifest keeping its one instance warm.
+func warmBigManifest(name string) string {
+	return strings.Replace(bigManifest(name), "concurrency: 1}", "concurrency: 1, min_instances: 1}", 1)
+}
+
+// mustWarm waits until plugin has a live instance (its min_instances).
+func mustWarm(t *testing.T, th *testHost, plugin string) {
+	t.Helper()
+	live := func() bool {
+		var pool struct {
+			Plugins []struct {
+				Plugin    string
+				Instances struct{ Live int }
+			}
+		}
+		mustGetJSON(t, th, "", "/admin/pool", &pool)
+		for _, p := range pool.Plugins {
+			if p.Plugin == plugin {
+				return p.Instances.Live > 0
+			}
+		}
+		return false
+	}
+	if !waitFor(30*time.Second, live) {
+		t.Fatalf("%s never kept its instance warm", plugin)
+	}
+}
+
+// A host whose memory budget holds one big plugin's warm instance
+// (min_instances) but not a second one's: the second is listed not_ready
+// (not loaded) with why, a folder that fails to load is failed, and the
+// host is degraded in /admin/status — while GET /health, the liveness
+// probe, stays healthy.
 func TestHealthDegraded(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	mustPlugin(t, dir, "big-a", bigManifest("big-a"))
+	mustPlugin(t, dir, "big-a", warmBigManifest("big-a"))
 	mustPlugin(t, dir, "big-b", bigManifest("big-b"))
 	if err := os.MkdirAll(filepath.Join(dir, "broken"), 0o755); err != nil {
 		t.Fatal(err)
@@ -43,7 +73,9 @@ func TestHealthDegraded(t *testing.T) {
 	th, _ := mustHostWith(t, dir, func(c *config.Config) {
 		c.Sandbox.MaxLiveBytes = 400 * config.MiB // one ~130 MiB instance plus a call's ~191 MiB of stack: not two
 		c.Policy.QueueWait = 1                    // 1ns: a call without room is refused at once
+		c.Policy.MaxMinInstances = 1
 	})
+	mustWarm(t, th, "big-a")
 	sid := th.mustSession(t)
 	wantError(t, th.call(t, "_cleveragents/skill/execute", map[string]any{"session_id": sid, "skill_id": "big-b-echo"}), -32106, "pool_saturated")
 	if r := th.call(t, "_cleveragents/skill/execute", map[string]any{"session_id": sid, "skill_id": "big-a-echo"}); r.Error != nil {

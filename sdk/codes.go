@@ -27,6 +27,8 @@ const (
 	CodeTimeout          = "timeout"            // the fetch or the store call ran out of time
 	CodeFetchFailed      = "fetch_failed"       // connection, TLS or protocol failure; too many redirects
 	CodeAgentNotAllowed  = "agent_not_allowed"  // the agent is not in the manifest's permissions.agents
+	CodeNotATask         = "not_a_task"         // task_history or task_interrupt called outside an A2A task turn
+	CodeBadState         = "bad_state"          // task_interrupt asked for a state other than input-required or auth-required
 
 	// Codes of a failed CallAgent besides the ones above (the failure's
 	// reason; see docs/reference/errors.md for every one).

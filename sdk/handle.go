@@ -11,7 +11,9 @@ import (
 // value), calls fn, and writes Out as the JSON output. It returns 0 on success.
 // If fn returns an error, Handle sets a structured error
 // {"message":…,"code":…,"data":…} and returns 1; input that does not decode
-// into In fails with code "invalid_input". A panic in fn is deliberately not
+// into In fails with code "invalid_input". An *Interrupt (AskInput,
+// NeedAuth) is not a failure: it ends an A2A task's turn asking the caller
+// (see task.go), with no output. A panic in fn is deliberately not
 // recovered: it traps and the host reports the call as a trap.
 //
 // Use it as the body of a //go:wasmexport function:
@@ -54,6 +56,11 @@ func handleRaw(b backend, fn func(ctx *Context, in []byte) ([]byte, error)) int3
 	}
 	ctx := &Context{t: b}
 	out, err := fn(ctx, b.input())
+	if i, ok := asInterrupt(err); ok { // the turn ends asking for input: no output
+		if err = interrupt(b, i); isNil(err) {
+			return 0
+		}
+	}
 	if !isNil(err) {
 		b.setError(encodeError(err))
 		return 1

@@ -35,6 +35,10 @@ func (pdkBackend) Call(fn string, req []byte) []byte {
 		off = hostHTTPFetch(mem.Offset())
 	case wire.FnAgentCall:
 		off = hostAgentCall(mem.Offset())
+	case wire.FnTaskHistory:
+		off = hostTaskHistory(mem.Offset())
+	case wire.FnTaskInterrupt:
+		off = hostTaskInterrupt(mem.Offset())
 	default:
 		return nil
 	}
@@ -63,3 +67,9 @@ func hostHTTPFetch(offset uint64) uint64
 
 //go:wasmimport extism:host/user agent_call
 func hostAgentCall(offset uint64) uint64
+
+//go:wasmimport extism:host/user task_history
+func hostTaskHistory(offset uint64) uint64
+
+//go:wasmimport extism:host/user task_interrupt
+func hostTaskInterrupt(offset uint64) uint64

@@ -93,7 +93,42 @@ func startServe(t *testing.T, cmd *exec.Cmd) *hostProc {
 	}) {
 		t.Fatalf("health never answered: %v\n%s", err, p.stderr.String())
 	}
+	waitCompiled(t, p)
 	return p
+}
+
+// waitCompiled waits until no plugin of p is still on its first compile
+// (a host serves while its plugins compile in the background; a call that
+// comes first waits for its plugin within the call's deadline). Hosts
+// whose /admin documents need a key are not waited for.
+func waitCompiled(t *testing.T, p *hostProc) {
+	t.Helper()
+	var last string
+	if !pollEvery(2*time.Minute, 50*time.Millisecond, func() bool {
+		resp, err := http.Get(p.url + "/admin/plugins")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			return true
+		}
+		var doc struct {
+			Plugins []struct{ Name, State string }
+		}
+		if json.NewDecoder(resp.Body).Decode(&doc) != nil {
+			return false
+		}
+		for _, pl := range doc.Plugins {
+			if pl.State == "loading" {
+				last = pl.Name
+				return false
+			}
+		}
+		return true
+	}) {
+		t.Fatalf("plugin %s still compiling after 2 minutes\n%s", last, p.stderr.String())
+	}
 }
 
 // pollEvery checks cond every every until it holds (true) or within has

@@ -14,7 +14,7 @@ import (
 
 // firstParty lists the plugins in plugins/ with their skill count.
 var firstParty = map[string]int{
-	"echo": 1, "text": 7, "data": 1, "json": 3, "fetch": 1, "markdown": 1, "notes": 3,
+	"echo": 1, "text": 7, "data": 1, "json": 3, "fetch": 1, "markdown": 1, "notes": 3, "form": 1,
 }
 
 // TestFirstPartyPlugins runs `plugin build`, `plugin validate` and `plugin

@@ -103,6 +103,15 @@ type Sandbox struct {
 	// at their cap, tables, globals, wazero's call stack). 0: three quarters
 	// of the memory available (the cgroup limit or the machine's RAM).
 	MaxLiveBytes ByteSize `koanf:"max_live_bytes"`
+	// MaxCodeBytes bounds the compiled plugin code held in memory (about
+	// six times a module's size): past it, the code of the least recently
+	// used plugins that run no call is released, and loaded again from the
+	// compilation cache by their next call. Code in use is never released.
+	MaxCodeBytes ByteSize `koanf:"max_code_bytes"`
+	// CompileWorkers is how many plugins compile at once (in the background
+	// after a start or a reload, and for calls, which go first). 0: the
+	// number of cores the process may use.
+	CompileWorkers int `koanf:"compile_workers"`
 }
 
 // Auth configures API keys and the per-key limits (docs/guides/security.md).
@@ -144,6 +153,9 @@ type A2A struct {
 	// ContextIdle closes an A2A context (the session its messages share)
 	// unused this long.
 	ContextIdle time.Duration `koanf:"context_idle"`
+	// InputTimeout fails a task (reason input_timeout) that has waited
+	// this long for a follow-up message (input-required, auth-required).
+	InputTimeout time.Duration `koanf:"input_timeout"`
 	// MaxBucket caps the disk of the tasks bucket (a changed size applies
 	// to the existing bucket at the next start).
 	MaxBucket ByteSize `koanf:"max_bucket"`
@@ -371,8 +383,9 @@ func Defaults() Config {
 			MaxValue: MiB, MaxContextTTL: 30 * 24 * time.Hour, Replicas: 0, StartTimeout: time.Minute,
 			MaxKeysPerSession: 1000, MaxSessionBytes: 16 * MiB, ClosedSessionRetention: 30 * 24 * time.Hour,
 		},
-		Policy: DefaultPolicy(),
-		Net:    Net{Timeout: 10 * time.Second, MaxResponse: MiB, MaxRedirects: 5},
+		Policy:  DefaultPolicy(),
+		Sandbox: Sandbox{MaxCodeBytes: 256 * MiB},
+		Net:     Net{Timeout: 10 * time.Second, MaxResponse: MiB, MaxRedirects: 5},
 		Plans: Plans{
 			MaxSteps: 100, MaxDefinition: 256 * KiB, MaxRecord: MiB, Workers: 4, MaxDeliver: 5, MaxCrashes: 2,
 			AckWait: 10 * time.Second, Retention: 7 * 24 * time.Hour, MaxBucket: GiB, MaxTimeout: 24 * time.Hour,
@@ -382,7 +395,7 @@ func Defaults() Config {
 			Rate: "100/s", SessionRate: "60/m", MaxOpenSessions: 16, MaxConcurrentCalls: 16, MaxContextBytes: 64 * MiB,
 		}},
 		A2A: A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB, ContextIdle: 24 * time.Hour,
-			MaxBucket: GiB, MaxTasksPerKey: 10000,
+			InputTimeout: 24 * time.Hour, MaxBucket: GiB, MaxTasksPerKey: 10000,
 			Push:       Push{MaxPerTask: 10, MaxPerKey: 100, Timeout: 10 * time.Second, MaxAttempts: 5, MaxPending: 1024},
 			MaxStreams: 1024, MaxStreamsPerKey: 256},
 		Delivery: Delivery{MaxPending: 4096, MaxPendingPerKey: 256, ConcurrentPerDestination: 4, ConcurrentPerKey: 8, MaxConcurrent: 64},

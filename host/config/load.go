@@ -241,6 +241,7 @@ func (c Config) Validate() error {
 		"events.dedupe_window": int64(c.Events.DedupeWindow), "events.max_subscribers": int64(c.Events.MaxSubscribers),
 		"a2a.max_metadata": int64(c.A2A.MaxMetadata), "a2a.max_history": int64(c.A2A.MaxHistory),
 		"a2a.max_list_bytes": int64(c.A2A.MaxListBytes), "a2a.context_idle": int64(c.A2A.ContextIdle),
+		"a2a.input_timeout":     int64(c.A2A.InputTimeout),
 		"a2a.push.max_per_task": int64(c.A2A.Push.MaxPerTask), "a2a.push.max_per_key": int64(c.A2A.Push.MaxPerKey),
 		"a2a.push.timeout": int64(c.A2A.Push.Timeout), "a2a.push.max_attempts": int64(c.A2A.Push.MaxAttempts),
 		"a2a.push.max_pending": int64(c.A2A.Push.MaxPending),
@@ -248,7 +249,8 @@ func (c Config) Validate() error {
 		"delivery.concurrent_per_destination": int64(c.Delivery.ConcurrentPerDestination),
 		"delivery.concurrent_per_key":         int64(c.Delivery.ConcurrentPerKey), "delivery.max_concurrent": int64(c.Delivery.MaxConcurrent),
 		"a2a.max_bucket": int64(c.A2A.MaxBucket), "a2a.max_tasks_per_key": int64(c.A2A.MaxTasksPerKey),
-		"plans.max_per_key": int64(c.Plans.MaxPerKey),
+		"plans.max_per_key":      int64(c.Plans.MaxPerKey),
+		"sandbox.max_code_bytes": int64(c.Sandbox.MaxCodeBytes),
 	}
 	keys := make([]string, 0, len(positive))
 	for key := range positive {
@@ -268,6 +270,9 @@ func (c Config) Validate() error {
 	}
 	if c.Store.Replicas < 0 || c.Store.Replicas > 5 {
 		bad("store.replicas", "must be 0 (automatic) or 1..5")
+	}
+	if c.Sandbox.CompileWorkers < 0 || c.Sandbox.CompileWorkers > 256 {
+		bad("sandbox.compile_workers", "must be 0 (the number of cores) or 1..256")
 	}
 	if c.HTTP.WriteTimeout < 0 {
 		bad("http.write_timeout", "must not be negative")

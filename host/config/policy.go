@@ -22,6 +22,10 @@ type Limits struct {
 	Memory      ByteSize      `koanf:"memory"`      // linear memory cap
 	Output      ByteSize      `koanf:"output"`      // max output bytes
 	Concurrency int           `koanf:"concurrency"` // max parallel instances
+	// MinInstances are instances kept warm at all times (they hold the
+	// plugin's compiled code resident too); others are created on demand
+	// and closed after policy.idle_timeout unused.
+	MinInstances int `koanf:"min_instances"`
 }
 
 // Policy is the operator's cap on what plugins may request. It is read from
@@ -58,9 +62,14 @@ type Policy struct {
 	// MaxModuleBytes caps the .wasm size, checked before it is read.
 	// Default: 64MiB.
 	MaxModuleBytes ByteSize `koanf:"max_module_bytes"`
-	// WarmInstances is how many instances each plugin keeps ready (capped by
-	// its concurrency). Default: 1.
-	WarmInstances int `koanf:"warm_instances"`
+	// MaxMinInstances caps limits.min_instances: the instances a plugin may
+	// ask to keep warm while nobody calls it. Default: 0 (none may).
+	MaxMinInstances int `koanf:"max_min_instances"`
+	// IdleTimeout is how long an instance nobody calls stays alive (down to
+	// the plugin's min_instances); a plugin left with no instance then
+	// releases its compiled code too, which its next call loads again from
+	// the compilation cache. Default: 60s.
+	IdleTimeout time.Duration `koanf:"idle_timeout"`
 	// QueueWait is how long a call waits for a free instance before failing
 	// with pool_saturated. Default: 100ms.
 	QueueWait time.Duration `koanf:"queue_wait"`
@@ -79,7 +88,7 @@ func DefaultPolicy() Policy {
 		MaxConcurrency: 16,
 		DefaultLimits:  Limits{Timeout: 2 * time.Second, Memory: 64 * MiB, Output: 1 * MiB, Concurrency: 4},
 		MaxModuleBytes: 64 * MiB,
-		WarmInstances:  1,
+		IdleTimeout:    60 * time.Second,
 		QueueWait:      100 * time.Millisecond,
 		SkillRates:     []SkillRate{},
 	}
@@ -97,7 +106,7 @@ func (p Policy) WithDefaults() Policy {
 	setIfZero(&p.DefaultLimits.Output, min(d.DefaultLimits.Output, p.MaxOutput))
 	setIfZero(&p.DefaultLimits.Concurrency, min(d.DefaultLimits.Concurrency, p.MaxConcurrency))
 	setIfZero(&p.MaxModuleBytes, d.MaxModuleBytes)
-	setIfZero(&p.WarmInstances, d.WarmInstances)
+	setIfZero(&p.IdleTimeout, d.IdleTimeout)
 	setIfZero(&p.QueueWait, d.QueueWait)
 	return p
 }
@@ -124,7 +133,7 @@ func (p Policy) Validate() error {
 	bad := func(key, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("policy.%s: %s", key, fmt.Sprintf(format, args...)))
 	}
-	if p.MaxTimeout < 0 || p.DefaultLimits.Timeout < 0 || p.QueueWait < 0 {
+	if p.MaxTimeout < 0 || p.DefaultLimits.Timeout < 0 || p.QueueWait < 0 || p.IdleTimeout < 0 {
 		bad("max_timeout", "durations must not be negative")
 	}
 	if p.DefaultLimits.Timeout > p.MaxTimeout {
@@ -142,8 +151,11 @@ func (p Policy) Validate() error {
 	if p.MaxConcurrency < 1 || p.DefaultLimits.Concurrency < 1 || p.DefaultLimits.Concurrency > p.MaxConcurrency {
 		bad("default_limits.concurrency", "must be between 1 and policy.max_concurrency (%d)", p.MaxConcurrency)
 	}
-	if p.WarmInstances < 0 {
-		bad("warm_instances", "must not be negative")
+	if p.MaxMinInstances < 0 || p.MaxMinInstances > p.MaxConcurrency {
+		bad("max_min_instances", "must be between 0 and policy.max_concurrency (%d)", p.MaxConcurrency)
+	}
+	if p.DefaultLimits.MinInstances < 0 || p.DefaultLimits.MinInstances > p.MaxMinInstances || p.DefaultLimits.MinInstances > p.DefaultLimits.Concurrency {
+		bad("default_limits.min_instances", "must be between 0 and policy.max_min_instances (%d) and at most default_limits.concurrency", p.MaxMinInstances)
 	}
 	for i, h := range p.AllowedHostPatterns {
 		if !hostpattern.Valid(strings.ToLower(h), true) {

@@ -28,6 +28,12 @@ func nearest(key string, known map[string]bool) string {
 	return best
 }
 
+// replacedKeys are keys an earlier version had, with what replaced them.
+var replacedKeys = map[string]string{
+	"policy.warm_instances": "replaced: instances are created on demand and closed after policy.idle_timeout; " +
+		"a plugin asks to stay warm with limits.min_instances, capped by policy.max_min_instances",
+}
+
 // checkKeys refuses keys the configuration does not have, suggesting the
 // nearest known key for each. name renders a key as the layer spells it.
 func checkKeys(keys []string, known map[string]bool, where string, name func(string) string) error {
@@ -40,7 +46,9 @@ func checkKeys(keys []string, known map[string]bool, where string, name func(str
 		if spelled := name(key); spelled != key {
 			msg += " (" + spelled + ")"
 		}
-		if near := nearest(key, known); near != "" {
+		if hint, ok := replacedKeys[key]; ok {
+			msg += " (" + hint + ")"
+		} else if near := nearest(key, known); near != "" {
 			msg += fmt.Sprintf(" (did you mean %s?)", name(near))
 		}
 		unknown = append(unknown, msg)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
@@ -99,4 +100,43 @@ func describeExpected(e *plugin.ExpectedError) string {
 func jsonEqual(a, b json.RawMessage) bool {
 	var va, vb any
 	return json.Unmarshal(a, &va) == nil && json.Unmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
+}
+
+// checkAsk checks a turn that returned: it asked for input as st.Asks
+// expects (a question containing it), or it did not and its output is
+// checked as a plain example's.
+func checkAsk(st plugin.Turn, ask *hostfn.Interrupt, output json.RawMessage) string {
+	switch {
+	case st.Asks != nil && ask == nil:
+		return fmt.Sprintf("returned %s, want it to ask for input (a question containing %q)", clip(string(output)), *st.Asks)
+	case st.Asks != nil && !strings.Contains(ask.Text, *st.Asks):
+		return fmt.Sprintf("asked %q, want a question containing %q", clip(ask.Text), *st.Asks)
+	case st.Asks == nil && ask != nil:
+		return fmt.Sprintf("asked for input (%s: %q); a multi-turn example says so with asks and answers with turns", ask.State, clip(ask.Text))
+	case st.Asks != nil:
+		return ""
+	}
+	return check(plugin.Example{Output: st.Output, Error: st.Error}, output, nil)
+}
+
+// firstMessage is an example's input as the first message of its task's
+// history: {"text": …} alone as a text message, anything else as data.
+func firstMessage(input json.RawMessage) hostfn.Message {
+	var t map[string]json.RawMessage
+	var text string
+	if json.Unmarshal(input, &t) == nil && len(t) == 1 && json.Unmarshal(t["text"], &text) == nil {
+		return hostfn.Message{Role: "user", Text: text}
+	}
+	return hostfn.Message{Role: "user", Data: input}
+}
+
+// reply is a turn's follow-up as the skill's input and as a history
+// message: a JSON string is text ({"text": …}), anything else data.
+func reply(v json.RawMessage) (json.RawMessage, hostfn.Message) {
+	var text string
+	if json.Unmarshal(v, &text) == nil {
+		in, _ := json.Marshal(map[string]string{"text": text}) // strings always encode
+		return in, hostfn.Message{Role: "user", Text: text}
+	}
+	return v, hostfn.Message{Role: "user", Data: v}
 }

@@ -89,6 +89,10 @@ declare function host_context_get(request: u64): u64;
 declare function host_context_set(request: u64): u64;
 @external("extism:host/user", "http_fetch")
 declare function host_http_fetch(request: u64): u64;
+@external("extism:host/user", "task_history")
+declare function host_task_history(request: u64): u64;
+@external("extism:host/user", "task_interrupt")
+declare function host_task_interrupt(request: u64): u64;
 
 /** input returns the call's input (JSON text). */
 export function input(): string {
@@ -139,6 +143,43 @@ export function contextSet(key: string, valueJson: string, ttlMs: i64): string {
 export function httpFetch(url: string): string {
   const req = Memory.allocateString('{"method":"GET","url":' + jsonString(url) + "}");
   return reply(host_http_fetch(req.offset), req);
+}
+
+/**
+ * askInput ends an A2A task's turn asking the caller question (the task
+ * becomes input-required; the follow-up's parts are the next turn's input).
+ * Return its result from the export: 0 (no output), or 1 with the host's
+ * error set (not_a_task outside an A2A task: skill/execute, plans, …).
+ */
+export function askInput(question: string): i32 {
+  return interrupt("input-required", question);
+}
+
+/** needAuth is askInput for auth-required: text says what is needed. */
+export function needAuth(text: string): i32 {
+  return interrupt("auth-required", text);
+}
+
+/**
+ * taskHistory returns the reply JSON of task_history: {"ok":true,"result":
+ * {"task_id","turn","messages":[{"role","text"?,"data"?}],"truncated"}},
+ * the task's messages oldest first, this turn's last.
+ */
+export function taskHistory(): string {
+  const req = Memory.allocateString("{}");
+  return reply(host_task_history(req.offset), req);
+}
+
+function interrupt(state: string, text: string): i32 {
+  const req = Memory.allocateString('{"state":' + jsonString(state) + ',"text":' + jsonString(text) + "}");
+  const r = reply(host_task_interrupt(req.offset), req);
+  if (r.startsWith('{"ok":true')) {
+    return 0;
+  }
+  const at = r.indexOf('"error":');
+  const err = at < 0 ? '{"code":"host_call","message":"task_interrupt returned no reply"}' : r.slice(at + 8, r.length - 1);
+  extism_error_set(Memory.allocateString(err).offset);
+  return 1;
 }
 
 /** jsonString quotes s as a JSON string. */

@@ -150,28 +150,45 @@ func (rep *TestReport) add(r ExampleResult) {
 }
 
 // run executes one example through the registry, as a client call would,
-// and checks the outcome against the example's expectation.
+// and checks the outcome against the example's expectation. A multi-turn
+// example (asks, turns) runs as an A2A task's turns: each follow-up is the
+// next call, with the task's history so far (turns.go).
 func (h *harness) run(ctx context.Context, sk *plugin.Skill, i int, ex plugin.Example, capture *logCapture) ExampleResult {
 	r := ExampleResult{Skill: sk.ID, Index: i, Input: ex.Input}
 	start := time.Now()
-	call := &hostfn.Call{SessionID: h.session, Plugin: h.plugin.Manifest.Name, Skill: sk.ID,
-		RequestID: fmt.Sprintf("plugin-test-%s-%d", sk.ID, i)}
-	if capture != nil {
-		call.Progress = capture.progress
+	task := &hostfn.Task{ID: fmt.Sprintf("plugin-test-%s-%d", sk.ID, i), Turn: 1, History: []hostfn.Message{firstMessage(ex.Input)}}
+	steps := append([]plugin.Turn{{Reply: ex.Input, Asks: ex.Asks, Output: ex.Output, Error: ex.Error}}, ex.Turns...)
+	var took time.Duration
+	for k, st := range steps {
+		input := ex.Input
+		if k > 0 {
+			var msg hostfn.Message
+			input, msg = reply(st.Reply)
+			task = &hostfn.Task{ID: task.ID, Turn: k + 1, History: append(task.History, msg)}
+		}
+		o, err := h.call(ctx, sk, i, task, input, capture)
+		ask := task.Interrupted()
+		if err != nil {
+			fe := fault.From(err)
+			r.Reason = fe.Reason
+			r.Error = check(plugin.Example{Output: st.Output, Error: st.Error}, nil, fe)
+		} else {
+			took += o.Duration
+			r.Output = callerOutput(o.Output)
+			r.Error = checkAsk(st, ask, r.Output)
+		}
+		if r.Error != "" || ask == nil || st.Asks == nil {
+			if r.Error != "" && len(steps) > 1 {
+				r.Error = fmt.Sprintf("turn %d: %s", k+1, r.Error)
+			}
+			break
+		}
+		r.Output = nil
+		task.History = append(task.History, hostfn.Message{Role: "agent", Text: ask.Text, Data: ask.Data})
 	}
-	o, err := h.reg.Execute(hostfn.WithCall(ctx, call), plugin.Call{
-		SkillID: sk.ID, Agent: h.plugin.Manifest.Name, Input: ex.Input,
-		SessionID: h.session, RequestID: call.RequestID,
-	})
 	r.Duration = time.Since(start)
-	if err != nil {
-		fe := fault.From(err)
-		r.Reason = fe.Reason
-		r.Error = check(ex, nil, fe)
-	} else {
-		r.Duration = o.Duration
-		r.Output = callerOutput(o.Output)
-		r.Error = check(ex, r.Output, nil)
+	if took > 0 {
+		r.Duration = took
 	}
 	r.Passed = r.Error == ""
 	r.Status = Failed
@@ -179,6 +196,20 @@ func (h *harness) run(ctx context.Context, sk *plugin.Skill, i int, ex plugin.Ex
 		r.Status = Passed
 	}
 	return r
+}
+
+// call runs one turn of an example.
+func (h *harness) call(ctx context.Context, sk *plugin.Skill, i int, task *hostfn.Task, input json.RawMessage, capture *logCapture) (*plugin.Outcome, error) {
+	call := &hostfn.Call{SessionID: h.session, Plugin: h.plugin.Manifest.Name, Skill: sk.ID,
+		RequestID: fmt.Sprintf("plugin-test-%s-%d", sk.ID, i), Task: task}
+	if capture != nil {
+		call.Progress = capture.progress
+	}
+	return h.reg.Execute(hostfn.WithCall(ctx, call), plugin.Call{
+		SkillID: sk.ID, Agent: h.plugin.Manifest.Name, Input: input,
+		SessionID: h.session, RequestID: call.RequestID, FollowUp: task.Turn > 1,
+		Interrupted: func() bool { return task.Interrupted() != nil },
+	})
 }
 
 func printResult(w io.Writer, r ExampleResult, verbose bool) {

@@ -137,3 +137,41 @@ func TestTestRefusesAPluginThatDoesNotLoad(t *testing.T) {
 		t.Fatalf("error = %v, want the load error naming the missing export", err)
 	}
 }
+
+// TestTestRunsTurns: a multi-turn example (asks, turns) runs as an A2A
+// task's turns with its history, and a turn that does not ask what it
+// says, or ends otherwise, fails naming the turn.
+func TestTestRunsTurns(t *testing.T) {
+	t.Parallel()
+	dir := copyPlugin(t, builtFirstParty(t, "form"))
+	yaml := filepath.Join(dir, "plugin.yaml")
+	mustEdit(t, yaml, `      - input: {fields: []}
+        error: {code: invalid_input, reason: plugin_error}
+`, `      - input: {fields: []}
+        error: {code: invalid_input, reason: plugin_error}
+      - input: {fields: [name]}
+        asks: phone
+        turns: [{reply: Ada, output: {name: Ada}}]
+      - input: {fields: [name, email]}
+        asks: name
+        turns: [{reply: Ada, output: {name: Ada}}]
+      - {input: {fields: [name]}}
+`)
+	var out strings.Builder
+	rep, err := devkit.Test(context.Background(), dir, devkit.TestOptions{Out: &out, CacheDir: shared.cacheDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"", "", "",
+		`turn 1: asked "Please enter name (1 of 1).", want a question containing "phone"`,
+		`turn 2: asked for input (input-required: "Please enter email (2 of 2).")`,
+		`asked for input (input-required: "Please enter name (1 of 1)."); a multi-turn example says so with asks and answers with turns`}
+	if len(rep.Results) != len(want) {
+		t.Fatalf("%d results, want %d:\n%s", len(rep.Results), len(want), out.String())
+	}
+	for i, w := range want {
+		if r := rep.Results[i]; (w == "") != r.Passed || !strings.Contains(r.Error, w) {
+			t.Errorf("example %d: passed %v %q, want %q", i+1, r.Passed, r.Error, w)
+		}
+	}
+}

@@ -25,6 +25,8 @@ const (
 	GuestTimeout          = ReasonTimeout
 	GuestFetchFailed      = "fetch_failed"
 	GuestAgentNotAllowed  = "agent_not_allowed"
+	GuestNotATask         = "not_a_task"
+	GuestBadState         = "bad_state"
 	GuestInternal         = ReasonInternal
 
 	// The SDK's own: a failure of the host-call machinery, and what a
@@ -72,6 +74,8 @@ var guestCodes = []guestCode{
 	{"Timeout", GuestTimeout, guestHost, "the fetch or the store call ran out of time"},
 	{"FetchFailed", GuestFetchFailed, guestHost, "connection, TLS or protocol failure; too many redirects"},
 	{"AgentNotAllowed", GuestAgentNotAllowed, guestHost, "the agent is not in the manifest's permissions.agents"},
+	{"NotATask", GuestNotATask, guestHost, "task_history or task_interrupt called outside an A2A task turn"},
+	{"BadState", GuestBadState, guestHost, "task_interrupt asked for a state other than input-required or auth-required"},
 
 	{"CallDepth", ReasonCallDepth, guestAgent, "the chain of agent calls is at agents.max_call_depth"},
 	{"CircuitOpen", ReasonCircuitOpen, guestAgent, "the remote agent's circuit breaker is open"},

@@ -77,7 +77,8 @@ const (
 	ReasonTaskContended             = "task_contended"     // too many concurrent updates of one task
 	ReasonTaskTerminal              = "task_terminal"      // the task already ended
 	ReasonInvalidTransition         = "invalid_transition" // a task state change the state machine forbids
-	ReasonTaskContinuation          = "task_continuation"  // a follow-up message to an existing task
+	ReasonTaskContinuation          = "task_continuation"  // a follow-up message to a task that does not wait for one (terminal, or working)
+	ReasonInputTimeout              = "input_timeout"      // a task waited longer than a2a.input_timeout for a follow-up message (it failed)
 	ReasonPushNotSupported          = "push_not_supported"
 	ReasonPushLimit                 = "push_limit"            // a2a.push.max_per_task or max_per_key push configs are stored
 	ReasonPushConfigNotFound        = "push_config_not_found" // no push config with this id on the task
@@ -131,6 +132,7 @@ var reasonKinds = map[string][]Kind{
 	ReasonUnknownAgent:  {AgentNotFound},
 	ReasonUnknownTenant: {InvalidParams},
 	ReasonTimeout:       {Timeout},
+	ReasonInputTimeout:  {Timeout},
 	ReasonMemoryLimit:   {ResourceExhausted},
 	ReasonOutputLimit:   {ResourceExhausted},
 	ReasonPoolSaturated: {ResourceExhausted},

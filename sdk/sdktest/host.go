@@ -49,6 +49,11 @@ type Host struct {
 	Agents func(call sdk.AgentCall) (*sdk.AgentResult, error)
 	// Now is the clock of context TTLs. Default: time.Now.
 	Now func() time.Time
+	// Task is the A2A task the call runs a turn of, what Context.Task
+	// returns. Nil: the call is not a task turn (Context.Task fails with
+	// sdk.CodeNotATask). A handler's sdk.AskInput or sdk.NeedAuth comes
+	// back as its error: check it with errors.As(err, new(*sdk.Interrupt)).
+	Task *sdk.Task
 
 	mu       sync.Mutex
 	logs     []Log
@@ -191,6 +196,8 @@ func (t transport) Call(fn string, req []byte) []byte {
 		result, err = t.h.fetch(req)
 	case wire.FnAgentCall:
 		result, err = t.h.agentCall(req)
+	case wire.FnTaskHistory:
+		result, err = t.h.taskHistory()
 	default:
 		err = fail(sdk.CodeBadRequest, "no host function %q", fn)
 	}
@@ -285,4 +292,18 @@ func (h *Host) checkKey(key string) *wire.ReplyError {
 		return fail(sdk.CodeBadRequest, "key must be 1..%d bytes", MaxKeyBytes)
 	}
 	return nil
+}
+
+// taskHistory answers task_history from h.Task.
+func (h *Host) taskHistory() (any, *wire.ReplyError) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.Task == nil {
+		return nil, fail(sdk.CodeNotATask, "this call is not an A2A task turn: it has no history")
+	}
+	res := wire.TaskHistoryResult{TaskID: h.Task.ID, Turn: h.Task.Turn, Truncated: h.Task.Truncated, Messages: []wire.TaskMessage{}}
+	for _, m := range h.Task.Messages {
+		res.Messages = append(res.Messages, wire.TaskMessage(m))
+	}
+	return res, nil
 }

@@ -165,3 +165,19 @@ func TestAgentCalls(t *testing.T) {
 		t.Errorf("calls (-want +got):\n%s", diff)
 	}
 }
+
+func TestHostTask(t *testing.T) {
+	t.Parallel()
+	h := sdktest.New()
+	if _, err := h.Context().Task(); err == nil || !strings.Contains(err.Error(), sdk.CodeNotATask) {
+		t.Errorf("Task without h.Task = %v, want %s", err, sdk.CodeNotATask)
+	}
+	h.Task = &sdk.Task{ID: "t1", Turn: 2, Messages: []sdk.Message{{Role: "agent", Text: "name?"}, {Role: "user", Text: "Ada"}}}
+	got, err := h.Context().Task()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(h.Task, got); diff != "" {
+		t.Errorf("Task (-want +got):\n%s", diff)
+	}
+}

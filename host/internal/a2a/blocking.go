@@ -15,11 +15,12 @@ import (
 	"github.com/skillhost/skillhost/host/internal/provenance"
 )
 
-// run executes rec's skill with input under ctx, reporting progress as
-// task events, and returns the peer results of the skill's agent_calls
-// that remote peers answered (with provenance). A cancel (CancelTask,
-// shutdown) is reported as its cause.
-func (s *Service) run(ctx context.Context, rec *Record, input json.RawMessage, reqID string) (*plugin.Outcome, []*provenance.PeerResult, error) {
+// run executes one turn of rec's skill with input under ctx, reporting
+// progress as task events, and returns what the skill asked for if it
+// ended its turn asking (task_interrupt; nil otherwise) and the peer
+// results of the skill's agent_calls that remote peers answered (with
+// provenance). A cancel (CancelTask, shutdown) is reported as its cause.
+func (s *Service) run(ctx context.Context, rec *Record, input json.RawMessage, reqID string) (*plugin.Outcome, *hostfn.Interrupt, []*provenance.PeerResult, error) {
 	task := rec.Task
 	sctx := context.WithoutCancel(ctx)
 	progress := func(p hostfn.Progress) {
@@ -34,7 +35,8 @@ func (s *Service) run(ctx context.Context, rec *Record, input json.RawMessage, r
 			s.log.Debug("a2a: progress event not published", "task_id", task.ID, "err", err)
 		}
 	}
-	call := &hostfn.Call{Plugin: rec.Plugin, Skill: rec.SkillID, RequestID: reqID, Progress: progress}
+	turn := taskTurn(rec)
+	call := &hostfn.Call{Plugin: rec.Plugin, Skill: rec.SkillID, RequestID: reqID, Progress: progress, Task: turn}
 	var peers delegated
 	if s.cfg.Tasks.prov != nil {
 		call.Delegated = peers.add
@@ -45,11 +47,12 @@ func (s *Service) run(ctx context.Context, rec *Record, input json.RawMessage, r
 			return c.session(ctx, who, task.ContextID, who.Limits().MaxOpenSessions)
 		}
 	}
-	out, err := s.cfg.Executor.Execute(hostfn.WithCall(ctx, call), plugin.Call{SkillID: rec.SkillID, Input: input, RequestID: reqID})
+	out, err := s.cfg.Executor.Execute(hostfn.WithCall(ctx, call), plugin.Call{SkillID: rec.SkillID, Input: input, RequestID: reqID,
+		FollowUp: turn.Turn > 1, Interrupted: func() bool { return turn.Interrupted() != nil }})
 	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		err = cause // canceled by CancelTask or shutdown: report why
 	}
-	return out, peers.list(), err
+	return out, turn.Interrupted(), peers.list(), err
 }
 
 // artifactOf is the output artifact of a successful call.
@@ -66,13 +69,17 @@ func (s *Service) executeBlocking(ctx context.Context, r *run, rec *Record, inpu
 	task := rec.Task
 	defer s.finish(task.ID, r)
 	sctx := context.WithoutCancel(ctx) // stores the outcome even after a cancel
-	out, peers, err := s.run(ctx, rec, input, reqID)
+	out, ask, peers, err := s.run(ctx, rec, input, reqID)
 	now := time.Now().UTC()
 	var pre a2av1.Event
 	known := len(task.Artifacts)
-	if err != nil {
+	switch {
+	case err != nil:
 		task.Status = a2av1.TaskStatus{State: StateForError(err).Wire(), Message: errorMessage(task, err), Timestamp: &now}
-	} else {
+	case ask != nil: // stored interrupted: the follow-up finds it (turns.go)
+		endTurn(rec, ask)
+		task.Status.State, task.Status.Timestamp = interruptState(ask).Wire(), &now
+	default:
 		art := artifactOf(rec, out)
 		task.Artifacts = append(task.Artifacts, art)
 		task.Status = a2av1.TaskStatus{State: a2av1.TaskStateCompleted, Timestamp: &now}
@@ -127,6 +134,9 @@ func (s *Service) cancelLive(ctx context.Context, rec *Record, cause *fault.Erro
 	stored, won, err := s.storeFinal(ctx, rec, nil)
 	if err != nil {
 		return nil, err
+	}
+	if !won && !stored.State().IsTerminal() { // its turn ended first, asking for input: stored interrupted
+		return s.cancelStored(ctx, rec.Task.ID, cause)
 	}
 	if !won {
 		return nil, stored.State().CanTransition(StateCanceled) // it ended first

@@ -52,6 +52,7 @@ var CleverAgentsMethods = []string{
 	"_cleveragents/context/set", "_cleveragents/context/get",
 	"_cleveragents/skill/execute", "_cleveragents/agent/call", "_cleveragents/agent/notify",
 	"_cleveragents/plan/create", "_cleveragents/plan/execute", "_cleveragents/plan/status", "_cleveragents/plan/cancel",
+	"_cleveragents/plan/list", "_cleveragents/plan/verify", "_cleveragents/task/verify",
 }
 
 // Media types every skill accepts and produces.

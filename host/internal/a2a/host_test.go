@@ -29,6 +29,7 @@ type testHost struct {
 	svc   *a2a.Service
 	tasks *a2a.TaskStore
 	store *store.Store
+	eng   *jsonrpc.Engine
 }
 
 func quietLogger() *slog.Logger {
@@ -79,7 +80,7 @@ func startHostWith(t *testing.T, pluginDir string, cfg store.Config, cacheDir st
 	base := "http://" + srv.Listener.Addr().String()
 	cards := a2a.NewCardService(a2a.CardConfig{BaseURL: base, Version: "9.9.9"}, reg.Snapshot, a2a.CardServiceOptions{Logger: quietLogger(), Signer: signer})
 	reg.OnChange(cards.Update)
-	sc := a2a.ServiceConfig{Executor: reg, Snapshot: reg.Snapshot, Tasks: tasks, Cards: cards, Logger: quietLogger()}
+	sc := a2a.ServiceConfig{A2A: config.Defaults().A2A, Executor: reg, Snapshot: reg.Snapshot, Tasks: tasks, Cards: cards, Logger: quietLogger()}
 	if configure != nil {
 		configure(st, &sc)
 	}
@@ -99,7 +100,7 @@ func startHostWith(t *testing.T, pluginDir string, cfg store.Config, cacheDir st
 		_ = svc.Close(cctx)
 		_ = parts.Close(cctx)
 	})
-	return &testHost{URL: base, svc: svc, tasks: tasks, store: st}
+	return &testHost{URL: base, svc: svc, tasks: tasks, store: st, eng: eng}
 }
 
 func newTestMux(eng *jsonrpc.Engine, cards *a2a.CardService) http.Handler {

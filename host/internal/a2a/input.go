@@ -194,3 +194,30 @@ func errorMessage(t *a2av1.Task, err error) *a2av1.Message {
 	m.Metadata = fe.Summary().Map()
 	return m
 }
+
+// checkSizes refuses metadata and history over their caps before anything
+// is stored (-32602 value_too_large, naming the field).
+func (s *Service) checkSizes(req *a2av1.SendMessageRequest) error {
+	check := func(field string, v any, limit int) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err, field+" is not JSON")
+		}
+		if len(b) > limit {
+			return fault.Newf(fault.InvalidParams, fault.ReasonValueTooLarge, "%s is %d bytes, over the %d-byte limit", field, len(b), limit).
+				With("field", field).With("limit_bytes", limit)
+		}
+		return nil
+	}
+	if len(req.Message.Metadata) > 0 {
+		if err := check("params.message.metadata", req.Message.Metadata, int(s.cfg.MaxMetadata)); err != nil {
+			return err
+		}
+	}
+	if len(req.Metadata) > 0 {
+		if err := check("params.metadata", req.Metadata, int(s.cfg.MaxMetadata)); err != nil {
+			return err
+		}
+	}
+	return check("params.message", req.Message, int(s.cfg.MaxHistory))
+}

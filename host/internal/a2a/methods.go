@@ -40,8 +40,10 @@ func Register(eng *jsonrpc.Engine, svc *Service) {
 	// batches and as notifications before they start a task.
 	opts := func(name string) []jsonrpc.MethodOption {
 		switch name {
-		case "SendStreamingMessage", "SubscribeToTask":
+		case "SendStreamingMessage":
 			return []jsonrpc.MethodOption{jsonrpc.Streaming()}
+		case "SubscribeToTask": // as a2a-go's server does: its error (unknown or terminal task) is the stream's one event
+			return []jsonrpc.MethodOption{jsonrpc.Streaming(), jsonrpc.ErrorsAsEvents()}
 		case "message/stream", "tasks/resubscribe": // v0.3 clients read only SSE
 			return []jsonrpc.MethodOption{jsonrpc.Streaming(), jsonrpc.ErrorsAsEvents()}
 		}
@@ -95,6 +97,9 @@ func Register(eng *jsonrpc.Engine, svc *Service) {
 			if err := decode(p, &req); err != nil {
 				return nil, err
 			}
+		}
+		if err := checkPageSize(p); err != nil {
+			return nil, err
 		}
 		return svc.ListTasks(ctx, &req)
 	})
@@ -164,6 +169,9 @@ func Register(eng *jsonrpc.Engine, svc *Service) {
 			if err := decode(p, &q); err != nil {
 				return nil, err
 			}
+		}
+		if err := checkPageSize(p); err != nil {
+			return nil, err
 		}
 		resp, err := svc.ListTasks(ctx, a2av0.ToV1ListTasksRequest(&q))
 		if err != nil {
@@ -314,6 +322,18 @@ func decode(p json.RawMessage, v any) error {
 	}
 	if err := json.Unmarshal(p, v); err != nil {
 		return fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err, "params: "+truncate(err.Error(), 200))
+	}
+	return nil
+}
+
+// checkPageSize refuses a ListTasks pageSize given as 0 (the minimum is 1;
+// an absent one is the default, which a2a-go's types cannot tell apart).
+func checkPageSize(p json.RawMessage) error {
+	var raw struct {
+		PageSize *int `json:"pageSize"`
+	}
+	if len(p) > 0 && json.Unmarshal(p, &raw) == nil && raw.PageSize != nil && *raw.PageSize == 0 {
+		return fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "pageSize must be between 1 and %d", MaxPageSize)
 	}
 	return nil
 }

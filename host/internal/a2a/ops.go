@@ -11,8 +11,10 @@ import (
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 )
 
-// SendMessage starts a task for the message's skill. It blocks until the
-// task is terminal or interrupted, unless configuration.returnImmediately.
+// SendMessage starts a task for the message's skill, or, when the message
+// names an interrupted task of the caller (taskId), runs that task's next
+// turn (turns.go). It blocks until the task is terminal or interrupted,
+// unless configuration.returnImmediately.
 func (s *Service) SendMessage(ctx context.Context, req *a2av1.SendMessageRequest) (*a2av1.Task, error) {
 	blocking := req.Config == nil || !req.Config.ReturnImmediately
 	rec, r, _, err := s.start(ctx, req, false, blocking)
@@ -28,13 +30,27 @@ func (s *Service) SendMessage(ctx context.Context, req *a2av1.SendMessageRequest
 		if r.err != nil {
 			return nil, r.err
 		}
-		return trimTask(r.final.Task, true, historyLen(req.Config)), nil
+		if r.final != nil { // a first turn: stored once, when it ended (blocking.go)
+			return trimTask(r.final.Task, true, historyLen(req.Config)), nil
+		}
 	}
-	cur, err := s.cfg.Tasks.Get(ctx, rec.Task.ID)
+	if !blocking { // returnImmediately: the task as created (submitted) or moved (working), in progress, as A2A says
+		return trimTask(rec.Task, true, historyLen(req.Config)), nil
+	}
+	cur, err := s.cfg.Tasks.Get(ctx, rec.Task.ID) // a follow-up's turn ended: its stored record
 	if err != nil {
 		return nil, err
 	}
 	return trimTask(cur.Task, true, historyLen(req.Config)), nil
+}
+
+// checkHistoryLength refuses a negative historyLength (0 means no history;
+// absent, all of it).
+func checkHistoryLength(n *int) error {
+	if n != nil && *n < 0 {
+		return fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "historyLength must not be negative")
+	}
+	return nil
 }
 
 func historyLen(cfg *a2av1.SendMessageConfig) *int {
@@ -63,6 +79,9 @@ func (s *Service) SendStreamingMessage(ctx context.Context, req *a2av1.SendMessa
 
 // GetTask returns a task; TaskNotFound (-32001) when unknown.
 func (s *Service) GetTask(ctx context.Context, req *a2av1.GetTaskRequest) (*a2av1.Task, error) {
+	if err := checkHistoryLength(req.HistoryLength); err != nil {
+		return nil, err
+	}
 	rec, _, err := s.owned(ctx, req.ID, req.Tenant)
 	if err != nil {
 		return nil, err
@@ -100,6 +119,9 @@ func (s *Service) ListTasks(ctx context.Context, req *a2av1.ListTasksRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	if err := checkHistoryLength(req.HistoryLength); err != nil {
+		return nil, err
+	}
 	st := StateOf(req.Status)
 	if req.Status != "" {
 		if _, ok := ParseState(string(req.Status)); !ok {
@@ -122,20 +144,26 @@ func (s *Service) CancelTask(ctx context.Context, req *a2av1.CancelTaskRequest) 
 	if live {
 		return s.cancelLive(ctx, rec, cause)
 	}
+	return s.cancelStored(ctx, req.ID, cause)
+}
+
+// cancelStored moves a stored task to canceled and stops its call, if one
+// runs (an interrupted task runs none: it is only moved).
+func (s *Service) cancelStored(ctx context.Context, id a2av1.TaskID, cause *fault.Error) (*a2av1.Task, error) {
 	actor := auth.From(ctx).Owner()
-	ok := s.transition(ctx, req.ID, StateCanceled, func(r *Record) {
+	ok := s.transition(ctx, id, StateCanceled, func(r *Record) {
 		r.Task.Status.Message = errorMessage(r.Task, cause)
 		r.note = note{actor: actor}
 	}, nil)
 	if !ok {
-		cur, err := s.cfg.Tasks.Get(ctx, req.ID)
+		cur, err := s.cfg.Tasks.Get(ctx, id)
 		if err != nil {
 			return nil, err
 		}
 		return nil, cur.State().CanTransition(StateCanceled)
 	}
-	s.stop(req.ID, cause)
-	cur, err := s.cfg.Tasks.Get(ctx, req.ID)
+	s.stop(id, cause)
+	cur, err := s.cfg.Tasks.Get(ctx, id)
 	if err != nil {
 		return nil, err
 	}

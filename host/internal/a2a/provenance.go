@@ -26,6 +26,7 @@ const VerifyMethod = "_cleveragents/task/verify"
 type note struct {
 	actor  string
 	reason string
+	facts  map[string]string        // bound into the transition (a follow-up's input digest)
 	peers  []*provenance.PeerResult // remote answers of the skill's agent_calls, recorded before the move
 }
 
@@ -125,7 +126,7 @@ func (s *TaskStore) signMove(rec *Record, from TaskState, known int) error {
 		}
 	}
 	links = append(links, provenance.Link{Kind: provenance.KindTransition, From: string(from), To: string(rec.State()),
-		Actor: n.actor, Reason: n.reason})
+		Actor: n.actor, Reason: n.reason, Facts: n.facts})
 	return s.sign(rec, links...)
 }
 

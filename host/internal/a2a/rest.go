@@ -94,6 +94,11 @@ func (b *REST) Serve(ctx context.Context, req RESTRequest) RESTReply {
 		return b.errorReply(ctx, fault.Wrap(fault.InvalidRequest, fault.ReasonInvalidRequest, err, "request body"))
 	}
 	res, err := b.inv.Invoke(ctx, call.method, params)
+	if err != nil && call.method == "SubscribeToTask" {
+		// As a2a-go's server does: a subscription's error (an unknown
+		// task, a terminal one) is the stream's one event.
+		return RESTReply{Status: http.StatusOK, Stream: &restStream{b: b, src: failedStream{err}}}
+	}
 	if err != nil {
 		return b.errorReply(ctx, err)
 	}
@@ -156,6 +161,11 @@ func (s *restStream) Next(ctx context.Context) (any, error) {
 	body, _, _ := s.b.ErrorBody(ctx, err)
 	return json.RawMessage(body), nil
 }
+
+// failedStream is a stream whose first event is its error.
+type failedStream struct{ err error }
+
+func (f failedStream) Next(context.Context) (any, error) { return nil, f.err }
 
 // Close closes the underlying stream.
 func (s *restStream) Close() error {

@@ -41,8 +41,10 @@ type ServiceConfig struct {
 	// message.metadata and of the request's metadata, each (stored with the
 	// task); max_history that of the message stored as the task's history;
 	// max_streams and max_streams_per_key (0: no per-key share) the task
-	// streams open at once on this host (streams.go). Optional: the zero
-	// section is config.Defaults().A2A.
+	// streams open at once on this host (streams.go); input_timeout how long
+	// a task may wait for a follow-up message (input-required,
+	// auth-required) before Run fails it with reason input_timeout.
+	// Optional: the zero section is config.Defaults().A2A.
 	config.A2A
 	Executor   Executor
 	Snapshot   func() *plugin.Snapshot
@@ -99,6 +101,9 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	}
 	if cfg.Guard == nil {
 		cfg.Guard = auth.NewGuard(nil, cfg.MaxRunning)
+	}
+	if cfg.InputTimeout <= 0 {
+		return nil, fmt.Errorf("a2a: a2a.input_timeout %v: must be positive", cfg.InputTimeout)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -159,9 +164,8 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 	if req.Message == nil {
 		return nil, nil, nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "params.message is required")
 	}
-	if req.Message.TaskID != "" {
-		return nil, nil, nil, fault.New(fault.UnsupportedOperation, fault.ReasonTaskContinuation,
-			"tasks on this host do not accept follow-up messages; send a new message without taskId")
+	if req.Message.ID == "" {
+		return nil, nil, nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "params.message.messageId is required")
 	}
 	var pushCfg *a2av1.PushConfig
 	if req.Config != nil && req.Config.PushConfig != nil {
@@ -178,9 +182,15 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 	if err := checkOutputModes(req.Config); err != nil {
 		return nil, nil, nil, err
 	}
+	if err := checkHistoryLength(historyLen(req.Config)); err != nil {
+		return nil, nil, nil, err
+	}
 	var err error
 	if req.Tenant, err = tenantOf(ctx, req.Tenant); err != nil {
 		return nil, nil, nil, err
+	}
+	if req.Message.TaskID != "" { // a follow-up: the task's next turn (turns.go)
+		return s.continueTask(ctx, req, sub, pushCfg)
 	}
 	p, skill, err := route(s.cfg.Snapshot(), req.Tenant, req)
 	if err != nil {
@@ -225,21 +235,10 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 		}
 	}
 
-	release, err := s.cfg.Guard.Occupy(who)
+	r, rctx, err := s.occupy(ctx, who, task.ID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	s.mu.Lock()
-	if s.closed || len(s.running) >= s.cfg.MaxRunning {
-		s.mu.Unlock()
-		release()
-		return nil, nil, nil, fault.Newf(fault.ResourceExhausted, fault.ReasonPoolSaturated, "%d tasks are already running on this host", s.cfg.MaxRunning)
-	}
-	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	r := &run{cancel: cancel, done: make(chan struct{}), release: release}
-	s.running[task.ID] = r
-	s.wg.Add(1)
-	s.mu.Unlock()
 
 	if pushCfg != nil { // before execution: the config sees every update
 		pushCfg.TaskID = task.ID
@@ -275,13 +274,35 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 		s.finish(task.ID, r)
 		return nil, nil, nil, err
 	}
-	go s.execute(rctx, r, rec, input, requestID(ctx))
+	go s.execute(rctx, r, rec, input, requestID(ctx), false)
 	return rec, r, subscr, nil
+}
+
+// occupy takes a running-task slot of who and of this host for task id
+// and registers its run; finish frees both.
+func (s *Service) occupy(ctx context.Context, who auth.Principal, id a2av1.TaskID) (*run, context.Context, error) {
+	release, err := s.cfg.Guard.Occupy(who)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || len(s.running) >= s.cfg.MaxRunning {
+		release()
+		return nil, nil, fault.Newf(fault.ResourceExhausted, fault.ReasonPoolSaturated, "%d tasks are already running on this host", s.cfg.MaxRunning)
+	}
+	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	r := &run{cancel: cancel, done: make(chan struct{}), release: release}
+	s.running[id] = r // a follow-up may replace the run of the turn that is just ending
+	s.wg.Add(1)
+	return r, rctx, nil
 }
 
 func (s *Service) finish(id a2av1.TaskID, r *run) {
 	s.mu.Lock()
-	delete(s.running, id)
+	if s.running[id] == r {
+		delete(s.running, id)
+	}
 	s.mu.Unlock()
 	s.events.done(id)
 	r.release()
@@ -290,15 +311,24 @@ func (s *Service) finish(id a2av1.TaskID, r *run) {
 	s.wg.Done()
 }
 
-// execute runs the task's skill and records its outcome.
-func (s *Service) execute(ctx context.Context, r *run, rec *Record, input json.RawMessage, reqID string) {
+// execute runs one turn of the task's skill and records its outcome:
+// completed, failed, or interrupted (the skill asked for input). moved: the
+// task is working already (a follow-up moved it).
+func (s *Service) execute(ctx context.Context, r *run, rec *Record, input json.RawMessage, reqID string, moved bool) {
 	task := rec.Task
 	defer s.finish(task.ID, r)
 	sctx := context.WithoutCancel(ctx) // records the outcome even after a cancel
-	if !s.transition(sctx, task.ID, StateWorking, nil, nil) {
+	if !moved && !s.transition(sctx, task.ID, StateWorking, nil, nil) {
 		return
 	}
-	out, peers, err := s.run(ctx, rec, input, reqID)
+	out, ask, peers, err := s.run(ctx, rec, input, reqID)
+	if err == nil && ask != nil {
+		s.transition(sctx, task.ID, interruptState(ask), func(rc *Record) {
+			endTurn(rc, ask)
+			rc.note.peers = peers
+		}, nil)
+		return
+	}
 	if err != nil {
 		st := StateForError(err)
 		s.transition(sctx, task.ID, st, func(rc *Record) {
@@ -337,15 +367,22 @@ func (s *Service) transition(ctx context.Context, id a2av1.TaskID, next TaskStat
 		}
 		return false
 	}
+	s.announce(ctx, rec, pre)
+	return true
+}
+
+// announce publishes rec's latest move (preceded by pre, if any) to its
+// subscribers and push configs. A terminal or interrupted state ends the
+// task's streams.
+func (s *Service) announce(ctx context.Context, rec *Record, pre a2av1.Event) {
+	id, st := rec.Task.ID, rec.State()
 	status := &a2av1.TaskStatusUpdateEvent{TaskID: id, ContextID: rec.Task.ContextID, Status: rec.Task.Status}
 	withLinks(rec, pre, status)
 	if pre != nil {
 		s.publish(ctx, id, event{ev: pre})
 	}
-	final := next.IsTerminal() || next.IsInterrupted()
-	s.publish(ctx, id, event{ev: status, final: final})
+	s.publish(ctx, id, event{ev: status, final: st.IsTerminal() || st.IsInterrupted()})
 	s.notifyPush(ctx, rec.Owner, id, pre, status)
-	return true
 }
 
 // publish sends a task event to its subscribers on every host. The task
@@ -359,31 +396,4 @@ func (s *Service) publish(ctx context.Context, id a2av1.TaskID, e event) {
 
 func requestID(ctx context.Context) string {
 	return truncate(jsonrpcRequestID(ctx), 128)
-}
-
-// checkSizes refuses metadata and history over their caps before anything
-// is stored (-32602 value_too_large, naming the field).
-func (s *Service) checkSizes(req *a2av1.SendMessageRequest) error {
-	check := func(field string, v any, limit int) error {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err, field+" is not JSON")
-		}
-		if len(b) > limit {
-			return fault.Newf(fault.InvalidParams, fault.ReasonValueTooLarge, "%s is %d bytes, over the %d-byte limit", field, len(b), limit).
-				With("field", field).With("limit_bytes", limit)
-		}
-		return nil
-	}
-	if len(req.Message.Metadata) > 0 {
-		if err := check("params.message.metadata", req.Message.Metadata, int(s.cfg.MaxMetadata)); err != nil {
-			return err
-		}
-	}
-	if len(req.Metadata) > 0 {
-		if err := check("params.metadata", req.Metadata, int(s.cfg.MaxMetadata)); err != nil {
-			return err
-		}
-	}
-	return check("params.message", req.Message, int(s.cfg.MaxHistory))
 }

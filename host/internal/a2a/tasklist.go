@@ -99,6 +99,9 @@ func (s *TaskStore) List(ctx context.Context, q ListQuery) (*a2av1.ListTasksResp
 		last := entries[i-1]
 		resp.NextPageToken = cursor{at: last.updated, id: string(last.id)}.String()
 	}
+	// "The page size used for this response": the tasks on this page (0
+	// when none match), as the A2A TCK reads it.
+	resp.PageSize = len(resp.Tasks)
 	return resp, nil
 }
 

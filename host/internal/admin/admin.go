@@ -58,15 +58,50 @@ type PoolDoc struct {
 	// CompileCache counts compilations served by the on-disk cache (hits)
 	// and those that compiled (misses).
 	CompileCache CompileCounts `json:"compile_cache"`
-	Plugins      []PoolView    `json:"plugins"`
+	// Code is the compiled plugin code held in memory.
+	Code CodeView `json:"code"`
+	// Compiles are the compile workers and the compiles running and queued.
+	Compiles CompilesView `json:"compiles"`
+	Plugins  []PoolView   `json:"plugins"`
 }
 
-// InstanceCounts are sandbox instances by state.
+// CodeView is the compiled code resident in memory, against
+// sandbox.max_code_bytes.
+type CodeView struct {
+	// ResidentBytes estimates the code held now (about six times the
+	// modules' size), by Plugins plugins; BudgetBytes is sandbox.max_code_bytes.
+	ResidentBytes uint64 `json:"resident_bytes"`
+	BudgetBytes   uint64 `json:"budget_bytes"`
+	Plugins       uint64 `json:"plugins"`
+	// Loads counts compiles (first compiles and code loaded again after a
+	// release), Releases the code released (idle, over the budget,
+	// unloaded), Evictions those forced by the budget.
+	Loads     uint64 `json:"loads"`
+	Releases  uint64 `json:"releases"`
+	Evictions uint64 `json:"evictions"`
+}
+
+// CompilesView are sandbox.compile_workers and the compiles in progress.
+type CompilesView struct {
+	Workers int    `json:"workers"`
+	Running uint64 `json:"running"`
+	Queued  uint64 `json:"queued"`
+}
+
+// InstanceCounts are sandbox instances by state. Discarded counts those
+// closed after a failure (or at unload), Released those closed idle.
 type InstanceCounts struct {
 	Live      uint64 `json:"live"`
 	Idle      uint64 `json:"idle"`
 	Busy      uint64 `json:"busy"`
 	Discarded uint64 `json:"discarded"`
+	Released  uint64 `json:"released"`
+}
+
+func instanceCounts(st sandbox.Stats) InstanceCounts {
+	return InstanceCounts{Live: st.InstancesLive, Idle: st.InstancesIdle,
+		Busy: st.InstancesLive - min(st.InstancesIdle, st.InstancesLive), Discarded: st.InstancesDiscarded,
+		Released: st.InstancesReleased}
 }
 
 // CompileCounts are compilations by result.
@@ -90,6 +125,16 @@ type PoolView struct {
 	// memory; MemoryLimitBytes the plugin's limits.memory.
 	MemoryPeakBytes  uint64 `json:"memory_peak_bytes"`
 	MemoryLimitBytes uint64 `json:"memory_limit_bytes"`
+	// MinInstances are kept warm (limits.min_instances).
+	MinInstances int `json:"min_instances"`
+	// CodeResident tells whether the plugin's compiled code is in memory
+	// (CodeBytes, estimated), Compiling whether it compiles now.
+	CodeResident bool   `json:"code_resident"`
+	CodeBytes    uint64 `json:"code_bytes"`
+	Compiling    bool   `json:"compiling"`
+	CodeLoads    uint64 `json:"code_loads"`
+	// LastUsed is when its last call ended (or its code came in).
+	LastUsed time.Time `json:"last_used"`
 }
 
 // Pool reads the runtime and every plugin's pool.
@@ -97,19 +142,22 @@ func (a *Admin) Pool() PoolDoc {
 	rs := a.d.Runtime.Stats()
 	doc := PoolDoc{
 		BudgetBytes: rs.BudgetBytes, ReservedBytes: rs.ReservedBytes, CallsRunning: rs.CallsRunning,
-		Instances: InstanceCounts{Live: rs.InstancesLive, Idle: rs.InstancesIdle,
-			Busy: rs.InstancesLive - min(rs.InstancesIdle, rs.InstancesLive), Discarded: rs.InstancesDiscarded},
+		Instances:    instanceCounts(rs),
 		CompileCache: CompileCounts{Hits: rs.CompileHits, Misses: rs.CompileMisses},
-		Plugins:      []PoolView{},
+		Code: CodeView{ResidentBytes: rs.CodeBytes, BudgetBytes: rs.CodeBudgetBytes, Plugins: rs.CodeModules,
+			Loads: rs.CodeLoads, Releases: rs.CodeReleases, Evictions: rs.CodeEvictions},
+		Compiles: CompilesView{Workers: rs.CompileWorkers, Running: rs.CompilesRunning, Queued: rs.CompilesQueued},
+		Plugins:  []PoolView{},
 	}
 	for _, p := range a.d.Registry.Pools() {
 		st := p.Stats
 		doc.Plugins = append(doc.Plugins, PoolView{
 			Plugin: p.Plugin.Manifest.Name, Version: p.Plugin.Manifest.Version,
-			Instances: InstanceCounts{Live: st.InstancesLive, Idle: st.InstancesIdle,
-				Busy: st.InstancesLive - min(st.InstancesIdle, st.InstancesLive), Discarded: st.InstancesDiscarded},
+			Instances:   instanceCounts(st),
 			Concurrency: p.Plugin.Limits.Concurrency, Saturated: st.PoolSaturated, Calls: st.Calls, Failures: st.Failures,
 			MemoryPeakBytes: st.MemoryPeakBytes, MemoryLimitBytes: p.Plugin.Limits.MemoryBytes,
+			MinInstances: p.Plugin.Limits.MinInstances, CodeResident: st.CodeModules > 0, CodeBytes: st.CodeBytes,
+			Compiling: st.Compiling > 0, CodeLoads: st.CodeLoads, LastUsed: st.LastUsed.UTC(),
 		})
 	}
 	return doc

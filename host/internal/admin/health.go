@@ -24,9 +24,10 @@ type Problem struct {
 }
 
 // notReady says why a loaded plugin has not become ready: no instance of
-// it has started since it loaded (its warm instance found no room in the
-// sandbox memory budget, and its calls none either). "" when it is ready,
-// or when it has simply not been needed yet.
+// it has started since it loaded (its min_instances found no room in the
+// sandbox memory budget once its code was in, and its calls none either).
+// "" when it is ready, or when it has simply not been needed yet (instances
+// come on demand).
 func notReady(p plugin.Pool) string {
 	st := p.Stats
 	switch {
@@ -37,8 +38,8 @@ func notReady(p plugin.Pool) string {
 			"(no room in the sandbox memory budget, sandbox.max_live_bytes, or all instances busy)", st.PoolSaturated)
 	case st.Failures > 0:
 		return fmt.Sprintf("no instance has started since it loaded: %d call(s) failed before one did", st.Failures)
-	case p.Plugin.Limits.WarmInstances > 0:
-		return "its warm instance could not start: the sandbox memory budget (sandbox.max_live_bytes) has no room for it; calls wait policy.queue_wait for room, then fail with pool_saturated"
+	case p.Plugin.Limits.MinInstances > 0 && st.CodeLoads > 0 && st.Compiling == 0:
+		return "its min_instances could not start: the sandbox memory budget (sandbox.max_live_bytes) has no room for them; calls wait policy.queue_wait for room, then fail with pool_saturated"
 	}
 	return ""
 }

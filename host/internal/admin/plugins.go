@@ -15,7 +15,7 @@ const (
 	StateLoaded    = "loaded"    // serving
 	StateNotReady  = "not_ready" // loaded, but no instance has started: see Error
 	StateReloading = "reloading" // serving while a new revision compiles
-	StateLoading   = "loading"   // compiling for the first time: its skills answer plugin_loading
+	StateLoading   = "loading"   // compiling for the first time: calls wait for it (within their deadline), then plugin_loading
 	StateFailed    = "failed"    // not serving: see Error
 )
 
@@ -66,15 +66,18 @@ type PluginView struct {
 // LimitsView are a plugin's effective limits (its requests, defaults
 // filled, capped by the operator's policy), readable and exact.
 type LimitsView struct {
-	Timeout       string `json:"timeout"`
-	TimeoutMS     int64  `json:"timeout_ms"`
-	Memory        string `json:"memory"`
-	MemoryBytes   uint64 `json:"memory_bytes"`
-	Output        string `json:"output"`
-	OutputBytes   int64  `json:"output_bytes"`
-	Concurrency   int    `json:"concurrency"`
-	WarmInstances int    `json:"warm_instances"`
-	QueueWait     string `json:"queue_wait"`
+	Timeout     string `json:"timeout"`
+	TimeoutMS   int64  `json:"timeout_ms"`
+	Memory      string `json:"memory"`
+	MemoryBytes uint64 `json:"memory_bytes"`
+	Output      string `json:"output"`
+	OutputBytes int64  `json:"output_bytes"`
+	Concurrency int    `json:"concurrency"`
+	// MinInstances are kept warm; IdleTimeout closes the others unused
+	// (policy.idle_timeout), then releases the code.
+	MinInstances int    `json:"min_instances"`
+	IdleTimeout  string `json:"idle_timeout"`
+	QueueWait    string `json:"queue_wait"`
 }
 
 // SkillView is one skill of a plugin.
@@ -106,6 +109,9 @@ func (a *Admin) Plugins() PluginsDoc {
 		v := a.loadedView(p)
 		if l, ok := loading[p.Dir]; ok {
 			v.State, v.CompilingSince = StateReloading, &l.Since
+			if l.Registered { // served while its first compile runs in the background
+				v.State = StateLoading
+			}
 		}
 		if pr, ok := problems[p.Dir]; ok {
 			v.Error, v.ProblemSince = pr.Message, &pr.Time
@@ -187,7 +193,7 @@ func limitsView(l sandbox.Limits) *LimitsView {
 		Timeout: l.Timeout.String(), TimeoutMS: l.Timeout.Milliseconds(),
 		Memory: config.ByteSize(l.MemoryBytes).String(), MemoryBytes: l.MemoryBytes,
 		Output: config.ByteSize(max(l.OutputBytes, 0)).String(), OutputBytes: l.OutputBytes,
-		Concurrency: l.Concurrency, WarmInstances: l.WarmInstances, QueueWait: l.QueueWait.String(),
+		Concurrency: l.Concurrency, MinInstances: l.MinInstances, IdleTimeout: l.IdleTimeout.String(), QueueWait: l.QueueWait.String(),
 	}
 }
 

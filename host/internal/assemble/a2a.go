@@ -48,7 +48,8 @@ func (h *Root) provisionA2A(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("a2a service: %w", err)
 	}
-	h.onClose("a2a", h.tasks.Close) // running tasks end (canceled) and are stored
+	h.onClose("a2a", h.tasks.Close)                // running tasks end (canceled) and are stored
+	h.background("a2a input timeout", h.tasks.Run) // expires tasks left waiting for input (a2a.input_timeout)
 	a2a.Register(h.engine, h.tasks)
 	h.rest = a2a.NewREST(h.engine, h.log)
 	return nil

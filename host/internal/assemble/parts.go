@@ -123,7 +123,8 @@ func (h *Root) provisionStore(ctx context.Context) (err error) {
 	return nil
 }
 
-// provisionRuntime starts the sandbox runtime (sandbox.max_live_bytes).
+// provisionRuntime starts the sandbox runtime (sandbox.*: the memory and
+// code budgets, the compile workers).
 func (h *Root) provisionRuntime(ctx context.Context) (err error) {
 	cache := h.spec.CacheDir
 	if cache == "" && h.purpose&Serve != 0 {
@@ -131,6 +132,7 @@ func (h *Root) provisionRuntime(ctx context.Context) (err error) {
 	}
 	if h.Runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{
 		CacheDir: cache, Logger: h.log, MaxLiveBytes: uint64(h.cfg.Sandbox.MaxLiveBytes),
+		MaxCodeBytes: uint64(h.cfg.Sandbox.MaxCodeBytes), CompileWorkers: h.cfg.Sandbox.CompileWorkers,
 	}); err != nil {
 		return fmt.Errorf("sandbox: %w", err)
 	}

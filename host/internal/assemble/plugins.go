@@ -24,8 +24,9 @@ func (h *Root) pluginDir() string {
 }
 
 // provisionPlugins loads the plugin folder (Spec.Plugins copied into one
-// first). A broken plugin is logged and skipped, never fatal; LoadProblems
-// lists them.
+// first); they compile in the background, except for a Serve root without
+// HTTP (stdio only), which waits for their first compiles. A broken plugin
+// is logged and skipped, never fatal; LoadProblems lists them.
 func (h *Root) provisionPlugins(ctx context.Context) error {
 	dir := h.pluginDir()
 	switch {
@@ -45,9 +46,17 @@ func (h *Root) provisionPlugins(ctx context.Context) error {
 			}
 		}
 	}
-	h.log.Info("loading plugins (the first start compiles them; later starts use the cache)", "dir", dir)
+	h.log.Info("loading plugins (the first start compiles them, in the background; later starts use the cache)", "dir", dir)
 	if h.loadErr = h.Registry.LoadDir(ctx, dir); h.loadErr != nil {
 		h.log.Error("some plugins failed to load; the others are served", "err", h.loadErr)
+	}
+	if h.purpose&Serve != 0 && h.cfg.Listen == "" {
+		// One local client on stdio would find its plugins compiling: it
+		// gets them compiled (a host on HTTP serves at once meanwhile).
+		h.log.Info("serving stdio only: compiling the plugins before reading input")
+		if err := h.Registry.WaitCompiled(ctx); err != nil {
+			return err
+		}
 	}
 	snap := h.Registry.Snapshot()
 	h.log.Info("plugins loaded", "plugins", len(snap.Plugins), "problems", len(snap.Problems), "dir", dir)

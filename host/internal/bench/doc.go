@@ -2,7 +2,7 @@
 // HTTP load generator that only talks to loopback addresses (Run), the
 // baseline servers the goals compare skillhost with (FiberEcho, A2ANative;
 // their programs are cmd/fiberecho and cmd/a2anative), process control for
-// the servers it starts, and the goals P1–P8 of issue 10, each a ratio
+// the servers it starts, and the goals P1–P8 of issue 10 and P9 (density) of issue 22, each a ratio
 // measured side by side in one run (Harness.Run), rendered as BENCHMARKS.md
 // (Report).
 //

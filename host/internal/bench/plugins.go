@@ -99,3 +99,25 @@ func withCustomSection(wasm []byte, name string, payload []byte) []byte {
 	out = binary.AppendUvarint(out, uint64(len(body)))
 	return append(out, body...)
 }
+
+// copyPlugin copies the plugin folder <Work>/<set>/<name> into root.
+func (h *Harness) copyPlugin(set, name, root string) error {
+	src, dst := filepath.Join(h.Work, set, name), filepath.Join(root, name)
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -25,6 +25,11 @@ type Call struct {
 	// the first use of a context function (an A2A context's session is
 	// created only when a skill uses it); nil: no session.
 	Session func(ctx context.Context) (string, error)
+	// Task is the A2A task this call runs a turn of: task_history reads
+	// its messages, task_interrupt records that the turn ends asking for
+	// input. nil: the call is not a task turn (both functions refuse with
+	// CodeNotATask).
+	Task *Task
 }
 
 // Progress is one progress report from a plugin.

@@ -14,6 +14,8 @@
 //	context_set  write a key of the calling session's context
 //	http_fetch   HTTP GET/HEAD/POST to an allowed host, with SSRF guards
 //	agent_call   call another agent (permissions.agents) through Deps.Agents
+//	task_history the messages of the A2A task the call runs a turn of (Call.Task)
+//	task_interrupt end the turn in input-required or auth-required with a question
 //
 // Per-call data (session, plugin, skill, request id, progress sink) travels in
 // the context given to the sandbox call:

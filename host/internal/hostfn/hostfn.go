@@ -107,8 +107,9 @@ type funcs struct {
 }
 
 // New returns the host functions for one plugin: log, progress, context_get,
-// context_set, http_fetch and agent_call, all in the "extism:host/user"
-// namespace. Every Go plugin built with the SDK imports all six, so give it
+// context_set, http_fetch, agent_call, task_history and task_interrupt, all
+// in the "extism:host/user" namespace. Every Go plugin built with the SDK
+// imports all eight, so give it
 // all of them; a grant with no allowed hosts simply refuses every fetch, one
 // with no agents every agent call. Invalid host
 // patterns in the grant are logged and ignored (manifests are validated with
@@ -122,6 +123,8 @@ func New(deps Deps, grant Grant) []extism.HostFunction {
 		f.define("context_set", MaxContextRequest, f.contextSet),
 		f.define("http_fetch", MaxFetchRequest, f.fetch),
 		f.define("agent_call", MaxAgentCallRequest, f.agentCall),
+		f.define("task_history", MaxHistoryRequest, f.taskHistory),
+		f.define("task_interrupt", MaxInterruptRequest, f.taskInterrupt),
 	}
 }
 

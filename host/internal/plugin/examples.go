@@ -24,6 +24,23 @@ type Example struct {
 	// NeedsNetwork marks an example whose call reaches the network
 	// (http_fetch); `plugin test` skips it unless asked to run it.
 	NeedsNetwork bool
+	// Asks, when not nil, expects the call to end its turn asking for
+	// input (an A2A task's input-required or auth-required) with a
+	// question containing *Asks; Turns then answer it (a multi-turn skill).
+	Asks *string
+	// Turns are the follow-up messages of a multi-turn example, in order.
+	Turns []Turn
+}
+
+// Turn is one follow-up message of a multi-turn example and what its turn
+// ends in: a question (Asks), an output, an error, or just success.
+type Turn struct {
+	// Reply is the follow-up: a JSON string is sent as a text part (the
+	// skill's input {"text": …}), any other JSON value as a data part.
+	Reply  json.RawMessage
+	Asks   *string
+	Output json.RawMessage
+	Error  *ExpectedError
 }
 
 // ExpectedError describes the failure an example expects; empty fields
@@ -42,7 +59,13 @@ type ExpectedError struct {
 var reReason = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 
 // exampleKeys are the fields of an example written as a mapping.
-var exampleKeys = map[string]bool{"input": true, "output": true, "error": true, "needs_network": true}
+var exampleKeys = map[string]bool{"input": true, "output": true, "error": true, "needs_network": true, "asks": true, "turns": true}
+
+// turnKeys are the fields of one turn of a multi-turn example.
+var turnKeys = map[string]bool{"reply": true, "asks": true, "output": true, "error": true}
+
+// maxTurns caps the follow-ups of one example.
+const maxTurns = 32
 
 // examples decodes a skill's examples: each is either a string holding the
 // input as JSON text, or a mapping {input, output?, error?: {code?,
@@ -81,7 +104,7 @@ func (v *validator) example(field string, n *yaml.Node, s *Skill) (Example, bool
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if key := n.Content[i].Value; !exampleKeys[key] {
-				v.add(field, "unknown field %s (want input, output, error, needs_network)", key)
+				v.add(field, "unknown field %s (want input, output, error, needs_network, asks, turns)", key)
 				return ex, false
 			}
 		}
@@ -102,6 +125,9 @@ func (v *validator) example(field string, n *yaml.Node, s *Skill) (Example, bool
 				return ex, false
 			}
 		}
+		if !v.turnsOf(field, fields, &ex) {
+			return ex, false
+		}
 		if nn, has := fields["needs_network"]; has {
 			if err := nn.Decode(&ex.NeedsNetwork); err != nil || nn.Tag != "!!bool" {
 				v.add(field+".needs_network", "must be true or false")
@@ -120,6 +146,85 @@ func (v *validator) example(field string, n *yaml.Node, s *Skill) (Example, bool
 		return ex, false
 	}
 	return ex, true
+}
+
+// turnsOf decodes a multi-turn example's asks and turns.
+func (v *validator) turnsOf(field string, fields map[string]*yaml.Node, ex *Example) bool {
+	if a, has := fields["asks"]; has {
+		if ex.Asks, _ = v.asks(field+".asks", a); ex.Asks == nil {
+			return false
+		}
+		if ex.Output != nil || ex.Error != nil {
+			v.add(field, "asks excludes output and error (they go in the last of turns)")
+			return false
+		}
+	}
+	t, has := fields["turns"]
+	if !has {
+		return true
+	}
+	if ex.Asks == nil || t.Kind != yaml.SequenceNode || len(t.Content) == 0 || len(t.Content) > maxTurns {
+		v.add(field+".turns", "must be a list of 1 to %d follow-ups {reply, asks?|output?|error?}, after asks", maxTurns)
+		return false
+	}
+	for k, n := range t.Content {
+		f := fmt.Sprintf("%s.turns[%d]", field, k)
+		turn, ok := v.turn(f, n)
+		if !ok {
+			return false
+		}
+		if last := k == len(t.Content)-1; last != (turn.Asks == nil) {
+			v.add(f, "every turn but the last asks again (asks), the last one does not")
+			return false
+		}
+		ex.Turns = append(ex.Turns, turn)
+	}
+	return true
+}
+
+// turn decodes one follow-up {reply, asks?, output?, error?}.
+func (v *validator) turn(field string, n *yaml.Node) (Turn, bool) {
+	var t Turn
+	if n.Kind != yaml.MappingNode {
+		v.add(field, "must be a mapping {reply, asks?, output?, error?}")
+		return t, false
+	}
+	ok := true
+	for i := 0; ok && i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i].Value, n.Content[i+1]
+		switch {
+		case !turnKeys[key]:
+			v.add(field, "unknown field %s (want reply, asks, output, error)", key)
+			ok = false
+		case key == "reply":
+			t.Reply, ok = v.exampleValue(field+".reply", val)
+		case key == "asks":
+			t.Asks, ok = v.asks(field+".asks", val)
+		case key == "output":
+			t.Output, ok = v.exampleValue(field+".output", val)
+		case key == "error":
+			t.Error, ok = v.expectedError(field+".error", val)
+		}
+	}
+	if ok && t.Reply == nil {
+		v.add(field, "reply is required")
+		ok = false
+	}
+	if ok && (t.Asks != nil && (t.Output != nil || t.Error != nil) || t.Output != nil && t.Error != nil) {
+		v.add(field, "asks, output and error exclude each other")
+		ok = false
+	}
+	return t, ok
+}
+
+// asks decodes the text an example expects a question to contain.
+func (v *validator) asks(field string, n *yaml.Node) (*string, bool) {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" || len(n.Value) > maxShortLen {
+		v.add(field, "must be a string the question contains (at most %d bytes)", maxShortLen)
+		return nil, false
+	}
+	s := n.Value
+	return &s, true
 }
 
 // exampleJSON checks and compacts JSON text.

@@ -31,6 +31,14 @@ type Call struct {
 	Timeout time.Duration
 	// SessionID and RequestID are copied into error data for attribution.
 	SessionID, RequestID string
+	// FollowUp marks a later turn of a multi-turn A2A task: its input is
+	// the caller's answer, not the skill's input, so input_schema (which
+	// describes the task's first message) is not applied.
+	FollowUp bool
+	// Interrupted, when set, reports after the sandbox call whether the
+	// skill ended its turn asking for input (task_interrupt): it returned
+	// no output, so output_schema is not applied.
+	Interrupted func() bool
 }
 
 // Outcome is a successful call's result.
@@ -91,7 +99,7 @@ func (r *Registry) execute(ctx context.Context, e *entry, sk *Skill, call Call) 
 	if err := r.takeRate(ctx, sk); err != nil {
 		return nil, annotate(fault.From(err), call, p)
 	}
-	input, ferr := checkInput(sk, call.Input)
+	input, ferr := checkInput(sk, call.Input, call.FollowUp)
 	if ferr != nil {
 		return nil, annotate(ferr, call, p)
 	}
@@ -99,7 +107,7 @@ func (r *Registry) execute(ctx context.Context, e *entry, sk *Skill, call Call) 
 	if err != nil {
 		return nil, annotate(fault.From(err), call, p)
 	}
-	if sk.output != nil {
+	if sk.output != nil && (call.Interrupted == nil || !call.Interrupted()) {
 		if ferr := checkOutput(sk, res.Output); ferr != nil {
 			r.log.Warn("plugin: output does not match output_schema", "plugin", p.Manifest.Name, "skill", sk.ID, "error", ferr.Msg)
 			return nil, annotate(ferr, call, p)
@@ -174,11 +182,11 @@ func truncate(s string, n int) string {
 
 // checkInput returns the bytes handed to the plugin: {} for an empty input,
 // else the input itself once it is known to be JSON matching the schema.
-func checkInput(sk *Skill, in json.RawMessage) ([]byte, *fault.Error) {
+func checkInput(sk *Skill, in json.RawMessage, followUp bool) ([]byte, *fault.Error) {
 	if len(bytes.TrimSpace(in)) == 0 {
 		in = json.RawMessage("{}")
 	}
-	if sk.input == nil && json.Valid(in) { // no schema: a scan, nothing decoded
+	if (sk.input == nil || followUp) && json.Valid(in) { // no schema: a scan, nothing decoded
 		return in, nil
 	}
 	doc, err := decodeJSON(in)

@@ -44,6 +44,8 @@ func newExecRegistry(t *testing.T) *Registry {
 	if err := r.LoadDir(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
+	// The calls' deadlines are short: let the modules compile first.
+	testutil.Eventually(t, time.Minute, "the background compiles", func() bool { return len(r.Loading()) == 0 })
 	return r
 }
 

@@ -19,9 +19,13 @@ import (
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
-// load compiles one plugin folder into an entry. It does not touch the
-// registry's state; while the module compiles, the folder is listed in
-// Loading (replacing: an older revision serves meanwhile).
+// load validates one plugin folder into an entry: manifest, policy,
+// module bytes (pinned digest, signature), exports, mounts, and the
+// sandbox's checks, without compiling. The module's load check (compile,
+// instantiate once) runs in the background; a replacement (replacing: an
+// older revision serves meanwhile) waits for it, so that only a revision
+// that runs replaces one that does. It does not touch the registry's
+// state; meanwhile the folder is listed in Loading.
 func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*entry, error) {
 	file := filepath.Join(dir, ManifestFile)
 	raw, err := ReadInDir(dir, ManifestFile, MaxManifestBytes)
@@ -37,7 +41,8 @@ func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*e
 		return nil, err
 	}
 	r.startLoading(dir, m, replacing)
-	wasm, err := ReadInDir(dir, m.Wasm, int64(r.policy.MaxModuleBytes))
+	maxBytes := int64(r.policy.MaxModuleBytes)
+	wasm, err := ReadInDir(dir, m.Wasm, maxBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, &FieldError{File: m.File, Field: "wasm", Msg: fmt.Sprintf("%s not found (build it: skillhost plugin build %s)", filepath.Join(dir, m.Wasm), dir)}
@@ -76,14 +81,24 @@ func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*e
 		Limits: r.sandboxLimits(eff),
 		Config: conf,
 		Mounts: mounts,
+		// The module is read again (and checked against digest) when its
+		// released code is compiled again: a host serving many plugins
+		// keeps none of their bytes in memory.
+		Source: func() ([]byte, error) { return ReadInDir(dir, m.Wasm, maxBytes) },
+		SHA256: sum,
 	}
 	if r.opts.HostFunctions != nil {
 		spec.HostFunctions = r.opts.HostFunctions(m, r)
 	}
-	mod, err := r.rt.Load(ctx, spec)
+	mod, err := r.rt.Register(ctx, spec)
+	if err == nil && replacing {
+		if err = mod.Ready(ctx); err != nil {
+			err = errors.Join(err, mod.Close(context.WithoutCancel(ctx)))
+		}
+	}
 	if err != nil {
 		closeAll(closers)
-		return nil, &FieldError{File: m.File, Field: "wasm", Msg: fmt.Sprintf("%s: %v", m.Wasm, err)}
+		return nil, moduleError(m, err)
 	}
 	e := &entry{module: mod, fp: fp, closers: closers, plugin: &Plugin{
 		Manifest: m, Dir: dir, Limits: spec.Limits, WasmSHA256: digest,
@@ -92,15 +107,21 @@ func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*e
 	return e, nil
 }
 
+// moduleError is a sandbox refusal of m's module, naming the file and field.
+func moduleError(m *Manifest, err error) error {
+	return &FieldError{File: m.File, Field: "wasm", Msg: fmt.Sprintf("%s: %v", m.Wasm, err)}
+}
+
 // sandboxLimits turns effective plugin limits into sandbox limits.
 func (r *Registry) sandboxLimits(l config.Limits) sandbox.Limits {
 	return sandbox.Limits{
-		Timeout:       l.Timeout,
-		MemoryBytes:   uint64(l.Memory),
-		OutputBytes:   int64(l.Output),
-		Concurrency:   l.Concurrency,
-		WarmInstances: min(r.policy.WarmInstances, l.Concurrency),
-		QueueWait:     r.policy.QueueWait,
+		Timeout:      l.Timeout,
+		MemoryBytes:  uint64(l.Memory),
+		OutputBytes:  int64(l.Output),
+		Concurrency:  l.Concurrency,
+		MinInstances: l.MinInstances,
+		IdleTimeout:  r.policy.IdleTimeout,
+		QueueWait:    r.policy.QueueWait,
 	}
 }
 

@@ -121,10 +121,11 @@ type rawEvents struct {
 }
 
 type rawLimits struct {
-	Timeout     string `yaml:"timeout"`
-	Memory      string `yaml:"memory"`
-	Output      string `yaml:"output"`
-	Concurrency *int   `yaml:"concurrency"`
+	Timeout      string `yaml:"timeout"`
+	Memory       string `yaml:"memory"`
+	Output       string `yaml:"output"`
+	Concurrency  *int   `yaml:"concurrency"`
+	MinInstances *int   `yaml:"min_instances"`
 }
 
 type rawPermissions struct {
@@ -240,10 +241,13 @@ func ReadCapped(f *os.File, name string, limit int64) ([]byte, error) {
 	if st.Size() > limit {
 		return nil, fmt.Errorf("%s is %s, over the %s cap", name, config.ByteSize(st.Size()), config.ByteSize(limit))
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
+	// Sized from the stat (a module is read at every load of its code), and
+	// still capped while reading: the file may grow meanwhile.
+	buf := bytes.NewBuffer(make([]byte, 0, st.Size()+bytes.MinRead))
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > limit {
 		return nil, fmt.Errorf("%s grew over the %s cap while being read", name, config.ByteSize(limit))
 	}

@@ -65,8 +65,11 @@ type LoadEvent struct {
 	Err      error // failed only
 }
 
-// Loading is a plugin folder whose module is compiling now: its skills
-// answer plugin_loading until it is done.
+// Loading is a plugin folder whose module is compiling now. A folder being
+// validated (or a replacement compiling while the old revision serves) is
+// not serving yet: its skills answer plugin_loading. A new plugin serves
+// while its module compiles in the background: calls wait for the compile
+// within their deadline (then plugin_loading).
 type Loading struct {
 	Dir     string    `json:"dir"`
 	Plugin  string    `json:"plugin"`
@@ -75,14 +78,34 @@ type Loading struct {
 	Since   time.Time `json:"since"`
 	// Replacing is true when an older revision keeps serving meanwhile.
 	Replacing bool `json:"replacing"`
+	// Registered is true for a plugin on the card whose module compiles in
+	// the background (its load check).
+	Registered bool `json:"registered"`
 }
 
 // Loading lists the plugin folders compiling now, sorted by folder.
 func (r *Registry) Loading() []Loading {
 	r.loadingMu.Lock()
-	defer r.loadingMu.Unlock()
 	out := make([]Loading, 0, len(r.loading))
+	seen := map[string]bool{}
 	for _, l := range r.loading {
+		out = append(out, l)
+		seen[l.Dir] = true
+	}
+	r.loadingMu.Unlock()
+	r.mu.RLock()
+	st := r.cur
+	r.mu.RUnlock()
+	for dir, e := range st.byDir {
+		since, checking := e.module.Checking()
+		if !checking || seen[dir] {
+			continue
+		}
+		m := e.plugin.Manifest
+		l := Loading{Dir: dir, Plugin: m.Name, Version: m.Version, Since: since, Registered: true}
+		for _, s := range m.Skills {
+			l.Skills = append(l.Skills, s.ID)
+		}
 		out = append(out, l)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Dir < out[j].Dir })

@@ -112,9 +112,14 @@ func TestObserverSeesThePluginLife(t *testing.T) {
 	if err := <-loaded; err != nil {
 		t.Fatal(err)
 	}
-	if l := r.Loading(); len(l) != 0 {
-		t.Errorf("Loading after the load = %+v", l)
+	// Registered: on the card while its module compiles in the background.
+	if _, ok := r.Snapshot().Plugin("life"); !ok {
+		t.Fatal("life not on the snapshot once LoadDir returned")
 	}
+	testutil.Eventually(t, 10*time.Second, "the background compile to end", func() bool { return len(r.Loading()) == 0 })
+	testutil.Eventually(t, 10*time.Second, "the log to say every plugin compiled", func() bool {
+		return strings.Contains(logs.String(), "plugin: every plugin compiled")
+	})
 	if _, err := r.Execute(ctx, Call{SkillID: "life-echo"}); err != nil {
 		t.Fatal(err)
 	}

@@ -49,6 +49,15 @@ func (p policy) check(m *Manifest) (config.Limits, error) {
 		}
 		eff.Concurrency = req.Concurrency
 	}
+	if req.MinInstances > 0 {
+		if req.MinInstances > p.MaxMinInstances {
+			v.add("limits.min_instances", "%d exceeds the operator's max %d (policy.max_min_instances)", req.MinInstances, p.MaxMinInstances)
+		}
+		eff.MinInstances = req.MinInstances
+	}
+	if eff.MinInstances > eff.Concurrency {
+		v.add("limits.min_instances", "%d exceeds limits.concurrency %d", eff.MinInstances, eff.Concurrency)
+	}
 	for i, h := range m.Permissions.AllowedHosts {
 		if !p.hostAllowed(h) {
 			v.add(fmt.Sprintf("permissions.allowed_hosts[%d]", i), "%q is not allowed by the operator's policy (policy.allowed_host_patterns)", h)

@@ -19,7 +19,7 @@ func TestPolicyDefaults(t *testing.T) {
 	want := config.Policy{
 		MaxTimeout: 30 * time.Second, MaxMemory: 256 * config.MiB, MaxOutput: 16 * config.MiB, MaxConcurrency: 16,
 		DefaultLimits:  config.Limits{Timeout: 2 * time.Second, Memory: 64 * config.MiB, Output: config.MiB, Concurrency: 4},
-		MaxModuleBytes: 64 * config.MiB, WarmInstances: 1, QueueWait: 100 * time.Millisecond,
+		MaxModuleBytes: 64 * config.MiB, IdleTimeout: time.Minute, QueueWait: 100 * time.Millisecond,
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)

@@ -94,7 +94,10 @@ func (p *Plugin) Skill(id string) (*Skill, bool) {
 
 // Registry holds the loaded plugins and routes skill calls to them. It is
 // safe for concurrent use. Loading, reloading and closing are serialized;
-// Execute never waits for a load.
+// Execute never waits for a load. A new plugin is served as soon as it is
+// validated: its module compiles in the background, calls wait for it
+// within their deadline, and a module that then fails to compile (or to
+// instantiate) is unloaded and recorded as a problem.
 type Registry struct {
 	rt       *sandbox.Runtime
 	opts     RegistryOptions
@@ -117,6 +120,9 @@ type Registry struct {
 
 	listenMu  sync.Mutex
 	listeners []func(*Snapshot)
+
+	checks  sync.WaitGroup // goroutines waiting for a module's load check
+	pending atomic.Int64   // load checks not settled yet (the log says when none is left)
 }
 
 // failure remembers a folder that failed so an unchanged folder is not
@@ -142,7 +148,9 @@ type entry struct {
 	module  *sandbox.Module
 	fp      string        // fingerprint of the folder it was loaded from
 	closers []io.Closer   // mount roots
-	took    time.Duration // how long loading took
+	took    time.Duration // how long validating took (and, for a replacement, its load check)
+
+	settled atomic.Bool // its load check's outcome has been applied (settle)
 
 	refs    atomic.Int64
 	retired atomic.Bool
@@ -235,6 +243,9 @@ func (r *Registry) Close(ctx context.Context) error {
 		e.retired.Store(true)
 		errs = append(errs, e.close(ctx))
 	}
+	r.syncMu.Unlock()
+	r.checks.Wait() // they end once their module is closed
+	r.syncMu.Lock()
 	return errors.Join(errs...)
 }
 

@@ -63,7 +63,7 @@ func TestLoadDirReportsBrokenPluginsAndLoadsTheRest(t *testing.T) {
 	}
 	wantLimits := alpha.Limits
 	if wantLimits.Timeout != 3*time.Second || wantLimits.MemoryBytes != 2<<20 || wantLimits.OutputBytes != 1<<20 ||
-		wantLimits.Concurrency != 4 || wantLimits.WarmInstances != 1 || wantLimits.QueueWait != 100*time.Millisecond {
+		wantLimits.Concurrency != 4 || wantLimits.MinInstances != 0 || wantLimits.IdleTimeout != time.Minute || wantLimits.QueueWait != 100*time.Millisecond {
 		t.Errorf("effective limits = %+v", wantLimits)
 	}
 	sum := sha256.Sum256(mustRead(t, fixture("hostile")))

@@ -163,6 +163,7 @@ func TestRemovalUnloadsAfterInFlightCalls(t *testing.T) {
 	if err := r.LoadDir(context.Background(), root); err != nil {
 		t.Fatal(err)
 	}
+	served(r, "gone-echo") // its code and an instance in the pool: what a call in flight runs on
 	rev := r.Snapshot().Revision
 	var notified atomic.Uint64
 	r.OnChange(func(s *Snapshot) { notified.Store(s.Revision) })

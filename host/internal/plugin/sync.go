@@ -16,6 +16,12 @@ import (
 // the others; it is returned in the joined error and listed in Problems. The
 // folder is remembered: Reload and Watch rescan it. Calling LoadDir again
 // rescans (unchanged plugins are kept, not recompiled).
+//
+// LoadDir validates and registers without waiting for compiles: a new
+// plugin is on the card at once while its module compiles in the
+// background (RuntimeConfig.CompileWorkers at a time; a module this host
+// compiled before is not compiled again); one that then fails to compile
+// becomes a Problem (Loading lists those still compiling).
 func (r *Registry) LoadDir(ctx context.Context, dir string) error {
 	r.syncMu.Lock()
 	defer r.syncMu.Unlock()
@@ -27,7 +33,8 @@ func (r *Registry) LoadDir(ctx context.Context, dir string) error {
 }
 
 // Load loads the single plugin folder dir (one holding a plugin.yaml) and
-// returns the plugin as loaded; its error is the one a LoadDir of a folder
+// returns the plugin as loaded, once its module compiled (unlike LoadDir,
+// it waits for the load check); its error is the one a LoadDir of a folder
 // containing dir would report for it. The folder is remembered: Reload and
 // Watch of its parent rescan it. Calling Load again reloads it if it
 // changed.
@@ -39,11 +46,20 @@ func (r *Registry) Load(ctx context.Context, dir string) (*Plugin, error) {
 		r.dirs = append(r.dirs, dir)
 	}
 	err := r.sync(ctx)
+	r.mu.RLock()
+	e := r.cur.byDir[dir]
+	r.mu.RUnlock()
+	if e != nil {
+		if werr := e.module.Ready(ctx); werr != nil && ctx.Err() != nil {
+			return nil, werr
+		}
+		r.settle(ctx, e)
+	}
 	if f, ok := r.failed[dir]; ok {
 		return nil, f.err
 	}
 	r.mu.RLock()
-	e := r.cur.byDir[dir]
+	e = r.cur.byDir[dir]
 	r.mu.RUnlock()
 	if e == nil {
 		return nil, errors.Join(fmt.Errorf("plugin %s did not load", dir), err)
@@ -95,11 +111,18 @@ func (r *Registry) scan() ([]string, []error) {
 // sync brings the registry in line with the folders on disk. syncMu held.
 func (r *Registry) sync(ctx context.Context) error {
 	r.mu.RLock()
-	cur, closed := r.cur, r.closed
+	closed := r.closed
 	r.mu.RUnlock()
 	if closed {
 		return errors.New("plugin: registry is closed")
 	}
+	r.settleChecked(ctx)
+	// Validating many folders (a start) must not compete with their
+	// compiles for the cores: these wait until the scan is done.
+	defer r.rt.HoldBackground()()
+	r.mu.RLock()
+	cur := r.cur
+	r.mu.RUnlock()
 	dirs, errs := r.scan()
 	for _, err := range errs {
 		r.log.Error("plugin: scanning", "error", err)
@@ -146,6 +169,7 @@ func (r *Registry) sync(ctx context.Context) error {
 		}
 	}
 	rev := cur.snap.Revision + 1 // the revision swap installs; syncMu keeps it
+	var installed []*entry
 	for _, c := range cands {
 		dir := c.plugin.Dir
 		m := c.plugin.Manifest
@@ -155,16 +179,15 @@ func (r *Registry) sync(ctx context.Context) error {
 			continue
 		}
 		c.plugin.Revision = rev
-		ev := LoadEvent{Kind: EventLoaded, Dir: dir, Plugin: m.Name, Version: m.Version, Duration: c.took}
-		if old := next[dir]; old != nil {
+		if old := next[dir]; old != nil { // its load check passed in load
 			retired = append(retired, old)
-			ev.Kind = EventReplaced
+			c.settled.Store(true)
 			r.log.Info("plugin: replaced", "plugin", m.Name, "version", m.Version,
 				"old_version", old.plugin.Manifest.Version, "dir", dir, "took", c.took.Round(time.Millisecond))
+			r.event(LoadEvent{Kind: EventReplaced, Dir: dir, Plugin: m.Name, Version: m.Version, Duration: c.took})
 		} else {
-			r.log.Info("plugin: loaded", "plugin", m.Name, "version", m.Version, "dir", dir, "took", c.took.Round(time.Millisecond))
+			installed = append(installed, c) // "loaded" once its load check passed (settle)
 		}
-		r.event(ev)
 		next[dir] = c
 		delete(r.failed, dir)
 	}
@@ -179,6 +202,13 @@ func (r *Registry) sync(ctx context.Context) error {
 	r.logCleared(cur.snap.Problems, problems)
 	if len(cands) > 0 || len(retired) > 0 || !slices.Equal(probs, cur.snap.Problems) {
 		r.swap(ctx, next, probs, retired)
+	}
+	for _, c := range installed {
+		if _, checking := c.module.Checking(); checking {
+			r.awaitCheck(context.WithoutCancel(ctx), c)
+		} else {
+			r.settle(ctx, c) // checked before (or just now)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -158,6 +158,13 @@ func (v *validator) limits(raw *rawLimits) config.Limits {
 			l.Concurrency = *raw.Concurrency
 		}
 	}
+	if raw.MinInstances != nil {
+		if *raw.MinInstances < 0 {
+			v.add("limits.min_instances", "must not be negative")
+		} else {
+			l.MinInstances = *raw.MinInstances
+		}
+	}
 	return l
 }
 

@@ -69,7 +69,7 @@ func TestLoadRefusesModuleOverTheBudget(t *testing.T) {
 }
 
 // TestBudgetBoundsLiveInstancesAndCalls: with room for one running call,
-// a second call waits QueueWait and is refused with pool_saturated, warm
+// a second call waits QueueWait and is refused with pool_saturated, min
 // instances beyond the room are not created, and the budget comes back
 // when the call ends.
 func TestBudgetBoundsLiveInstancesAndCalls(t *testing.T) {
@@ -77,13 +77,14 @@ func TestBudgetBoundsLiveInstancesAndCalls(t *testing.T) {
 	probe := mustLoad(t, mustRuntime(t), "hostile", sandbox.Limits{MemoryBytes: 1 << 20}).Cost()
 	rt := mustBudgetRuntime(t, 2*probe.Instance+probe.Call+probe.Instance/2)
 	m, err := rt.Load(context.Background(), sandbox.ModuleSpec{Name: "h", Wasm: mustFixture(t, "hostile"),
-		Limits: sandbox.Limits{MemoryBytes: 1 << 20, Timeout: 30 * time.Second, Concurrency: 4, WarmInstances: 4, QueueWait: 50 * time.Millisecond}})
+		Limits: sandbox.Limits{MemoryBytes: 1 << 20, Timeout: 30 * time.Second, Concurrency: 4, MinInstances: 4, QueueWait: 50 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := rt.Stats(); st.InstancesLive != 2 || st.ReservedBytes != 2*probe.Instance {
-		t.Fatalf("after load: %d live instances holding %d bytes, want the 2 the budget has room for", st.InstancesLive, st.ReservedBytes)
-	}
+	testutil.Eventually(t, 10*time.Second, "the 2 min instances the budget has room for", func() bool {
+		st := rt.Stats()
+		return st.InstancesLive == 2 && st.ReservedBytes == 2*probe.Instance
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	looped := make(chan error, 1)
 	go func() { _, err := m.Call(ctx, "loop", nil); looped <- err }()

@@ -10,8 +10,9 @@ import (
 // compileCounts tells compilations the on-disk cache served from those
 // that compiled: wazero exposes neither, but a miss stores a new file in
 // the cache folder (<CacheDir>/wazero-<version>-<arch>-<os>/<key>) and a
-// hit stores none. Loads of one registry are serialized, so the count is
-// exact for the host; concurrent loads on one runtime may blur it.
+// hit stores none. Compiles running at once (RuntimeConfig.CompileWorkers)
+// may blur the count: a hit that ends while another compile stores an
+// entry counts as a miss.
 type compileCounts struct{ hits, misses atomic.Uint64 }
 
 // count records one compilation, given the cache's entries before and
@@ -38,7 +39,7 @@ func cacheEntries(dir string) int {
 	}
 	n := 0
 	for _, sub := range subs {
-		if !sub.IsDir() {
+		if !sub.IsDir() || !strings.HasPrefix(sub.Name(), "wazero-") { // not the load-check record
 			continue
 		}
 		ents, err := os.ReadDir(filepath.Join(dir, sub.Name()))

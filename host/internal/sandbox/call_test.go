@@ -32,8 +32,12 @@ func TestEchoAndWarmReuse(t *testing.T) {
 	if st.MemoryPeakBytes == 0 {
 		t.Error("stats: MemoryPeakBytes = 0")
 	}
-	st.MemoryPeakBytes = 0
-	if diff := cmp.Diff(sandbox.Stats{Calls: 3, InstancesCreated: 1, InstancesLive: 1, InstancesIdle: 1}, st); diff != "" {
+	if st.LastUsed.IsZero() || st.CodeBytes == 0 {
+		t.Errorf("stats: LastUsed %v, CodeBytes %d; want both set", st.LastUsed, st.CodeBytes)
+	}
+	st.MemoryPeakBytes, st.LastUsed, st.CodeBytes = 0, time.Time{}, 0
+	want := sandbox.Stats{Calls: 3, InstancesCreated: 1, InstancesLive: 1, InstancesIdle: 1, CodeModules: 1, CodeLoads: 1}
+	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("stats (-want +got):\n%s", diff)
 	}
 }

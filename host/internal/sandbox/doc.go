@@ -2,12 +2,18 @@
 // with a deadline, a memory cap, an output cap and a bounded instance pool,
 // and classifies every failure into a *fault.Error.
 //
-// A Runtime owns the on-disk compilation cache shared by every module. Load
-// compiles a module once, checks its imports, exports, declared memory and
-// tables, and creates its warm instances. Module.Call borrows an instance from the
-// module's pool, runs one export under the call's deadline, and returns the
-// instance, or discards it when the guest can no longer be trusted (timeout,
-// cancellation, trap, memory failure, WASI exit).
+// A Runtime owns the on-disk compilation cache folder shared by every
+// module. Register checks a module's imports, exports, declared memory and
+// tables without compiling it, and runs its load check (compile,
+// instantiate once) in the background, at most CompileWorkers at a time;
+// Load also waits for it. Module.Call borrows an instance from the module's
+// pool (creating one, and loading the module's code from the compilation
+// cache first if it was released, within the call's deadline), runs one
+// export under the call's deadline, and returns the instance, or discards
+// it when the guest can no longer be trusted (timeout, cancellation, trap,
+// memory failure, WASI exit). The runtime's sweeper closes instances unused
+// for Limits.IdleTimeout (down to MinInstances), releases the code of
+// modules left without one, and keeps resident code within MaxCodeBytes.
 //
 //	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: dir})
 //	mod, err := rt.Load(ctx, sandbox.ModuleSpec{Name: "text", Wasm: wasm})
@@ -25,6 +31,8 @@
 //	guest returned an error (error_set)  SkillFailed        plugin_error
 //	trap, panic, exit≠0                  SkillFailed        trap
 //	export not found                     InvalidParams      unknown_skill
+//	deadline passed while compiling      InvalidState       plugin_loading
+//	load check failed                    InvalidState       module_closed
 //
 // Module shape: wazero's decoder sizes slices from declared counts before
 // it reads what they count (a function declaring 2^32-1 locals made it

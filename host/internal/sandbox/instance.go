@@ -57,6 +57,9 @@ type instance struct {
 	budget   *budget // the runtime's, which holds reserved for this instance
 	reserved uint64
 	closed   atomic.Bool
+	// lastUsed is when the instance last went back to the pool (guarded by
+	// the module's mu while it is there).
+	lastUsed time.Time
 }
 
 // moduleConfig builds the WASI configuration shared by a module's
@@ -79,11 +82,13 @@ func moduleConfig(name string, mounts []Mount) wazero.ModuleConfig {
 	return mc
 }
 
-// newInstance instantiates the compiled plugin under ctx (whose deadline
+// newInstance instantiates the compiled code c under ctx (whose deadline
 // bounds any start function) with a fresh memory meter. The caller has
 // reserved the instance's cost in the runtime's budget; the instance gives
-// it back when it is closed (or at once when instantiation fails).
-func (m *Module) newInstance(ctx context.Context) (_ *instance, err error) {
+// it back when it is closed (or at once when instantiation fails). The
+// caller holds c (pinned, or not yet installed) and counts the instance in
+// the module's live instances.
+func (m *Module) newInstance(ctx context.Context, c *code) (_ *instance, err error) {
 	defer func() {
 		if err != nil {
 			m.rt.budget.release(m.cost.Instance)
@@ -96,7 +101,7 @@ func (m *Module) newInstance(ctx context.Context) (_ *instance, err error) {
 		inst.exited.Store(true)
 	}))
 	cfg := m.modCfg.WithStdout(inst.log).WithStderr(inst.log)
-	p, err := m.compiled.Instance(ictx, extism.PluginInstanceConfig{ModuleConfig: cfg})
+	p, err := c.plugin.Instance(ictx, extism.PluginInstanceConfig{ModuleConfig: cfg})
 	if err != nil {
 		return nil, &instantiateError{err: err, meter: inst.meter}
 	}

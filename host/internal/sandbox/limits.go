@@ -27,9 +27,17 @@ type Limits struct {
 	// Concurrency is the maximum number of live instances, hence of parallel
 	// calls. Optional. Default: 4.
 	Concurrency int
-	// WarmInstances are created at Load and kept ready (at most Concurrency).
-	// Optional. Default: 1.
-	WarmInstances int
+	// MinInstances are kept alive at all times (at most Concurrency), ready
+	// for a call: they are created once the module is compiled and replaced
+	// when one is discarded, and they keep the module's code resident.
+	// Other instances are created by the calls that need them and closed
+	// after IdleTimeout unused. Optional. Default: 0.
+	MinInstances int
+	// IdleTimeout is how long an instance stays in the pool unused before it
+	// is closed (down to MinInstances); a module with no instance left and
+	// no call for IdleTimeout releases its compiled code too (the next call
+	// loads it again from the compilation cache). Optional. Default: 60s.
+	IdleTimeout time.Duration
 	// QueueWait is how long a call waits for a free instance before failing
 	// with pool_saturated. Optional. Default: 100ms.
 	QueueWait time.Duration
@@ -38,12 +46,12 @@ type Limits struct {
 // DefaultLimits returns the limits used for every zero field of Limits.
 func DefaultLimits() Limits {
 	return Limits{
-		Timeout:       2 * time.Second,
-		MemoryBytes:   64 << 20,
-		OutputBytes:   1 << 20,
-		Concurrency:   4,
-		WarmInstances: 1,
-		QueueWait:     100 * time.Millisecond,
+		Timeout:     2 * time.Second,
+		MemoryBytes: 64 << 20,
+		OutputBytes: 1 << 20,
+		Concurrency: 4,
+		IdleTimeout: 60 * time.Second,
+		QueueWait:   100 * time.Millisecond,
 	}
 }
 
@@ -65,8 +73,8 @@ func (l Limits) normalized() (Limits, error) {
 	if l.Concurrency == 0 {
 		l.Concurrency = d.Concurrency
 	}
-	if l.WarmInstances == 0 {
-		l.WarmInstances = min(d.WarmInstances, l.Concurrency)
+	if l.IdleTimeout == 0 {
+		l.IdleTimeout = d.IdleTimeout
 	}
 	if l.QueueWait == 0 {
 		l.QueueWait = d.QueueWait
@@ -82,8 +90,10 @@ func (l Limits) normalized() (Limits, error) {
 		return l, fmt.Errorf("%w: output %d bytes must be > 0", ErrInvalidLimits, l.OutputBytes)
 	case l.Concurrency < 0:
 		return l, fmt.Errorf("%w: concurrency %d must be > 0", ErrInvalidLimits, l.Concurrency)
-	case l.WarmInstances < 0 || l.WarmInstances > l.Concurrency:
-		return l, fmt.Errorf("%w: warm instances %d must be between 1 and concurrency %d", ErrInvalidLimits, l.WarmInstances, l.Concurrency)
+	case l.MinInstances < 0 || l.MinInstances > l.Concurrency:
+		return l, fmt.Errorf("%w: min instances %d must be between 0 and concurrency %d", ErrInvalidLimits, l.MinInstances, l.Concurrency)
+	case l.IdleTimeout < 0:
+		return l, fmt.Errorf("%w: idle timeout %v must be > 0", ErrInvalidLimits, l.IdleTimeout)
 	case l.QueueWait < 0:
 		return l, fmt.Errorf("%w: queue wait %v must be > 0", ErrInvalidLimits, l.QueueWait)
 	}

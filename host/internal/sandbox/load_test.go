@@ -33,7 +33,8 @@ func TestLoadRefuses(t *testing.T) {
 		{"not wasm", []byte("#!/bin/sh\nrm -rf /"), sandbox.Limits{}, sandbox.ErrInvalidModule, []string{"not a wasm binary"}},
 		{"truncated", mustFixture(t, "hostile")[:40], sandbox.Limits{}, sandbox.ErrInvalidModule, []string{"truncated"}},
 		{"negative timeout", mustFixture(t, "hostile"), sandbox.Limits{Timeout: -time.Second}, sandbox.ErrInvalidLimits, []string{"timeout"}},
-		{"warm over concurrency", mustFixture(t, "hostile"), sandbox.Limits{Concurrency: 2, WarmInstances: 3}, sandbox.ErrInvalidLimits, []string{"warm"}},
+		{"min instances over concurrency", mustFixture(t, "hostile"), sandbox.Limits{Concurrency: 2, MinInstances: 3}, sandbox.ErrInvalidLimits, []string{"min instances"}},
+		{"negative idle timeout", mustFixture(t, "hostile"), sandbox.Limits{IdleTimeout: -time.Second}, sandbox.ErrInvalidLimits, []string{"idle timeout"}},
 		{"memory under a page", mustFixture(t, "hostile"), sandbox.Limits{MemoryBytes: 1000}, sandbox.ErrInvalidLimits, []string{"page"}},
 	}
 	for _, tt := range tests {
@@ -72,7 +73,7 @@ func TestLoadDefaultsAndCache(t *testing.T) {
 		t.Fatalf("compilation cache dir %s is empty (err %v)", dir, err)
 	}
 	if st := rt.Stats(); st.InstancesLive != 1 {
-		t.Errorf("runtime stats %+v: want the one warm instance live", st)
+		t.Errorf("runtime stats %+v: want the load check's instance live", st)
 	}
 }
 

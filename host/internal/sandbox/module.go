@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -14,23 +16,46 @@ import (
 	"github.com/skillhost/skillhost/host/fault"
 )
 
-// Module is a compiled plugin and its instance pool. It is safe for
-// concurrent use; at most Limits.Concurrency calls run at once.
+// Module is a registered plugin: its validated description, its compiled
+// code while it is in use (see RuntimeConfig.MaxCodeBytes and
+// Limits.IdleTimeout) and its instance pool. It is safe for concurrent
+// use; at most Limits.Concurrency calls run at once.
 type Module struct {
-	name     string
-	rt       *Runtime
-	limits   Limits
-	info     ModuleInfo
-	compiled *extism.CompiledPlugin
-	modCfg   wazero.ModuleConfig
-	logger   *slog.Logger
-	guestLog *guestLog
-	stats    counters
-	cost     Cost
+	name        string
+	rt          *Runtime
+	limits      Limits
+	info        ModuleInfo
+	tableMaxes  []uint32
+	config      map[string]string
+	hostFns     []extism.HostFunction
+	wasm        []byte                 // nil when source reads it again
+	source      func() ([]byte, error) // ModuleSpec.Source
+	digest      [32]byte               // SHA-256 of the module's bytes
+	checkKey    string
+	modCfg      wazero.ModuleConfig
+	logger      *slog.Logger
+	guestLog    *guestLog
+	stats       counters
+	cost        Cost
+	keepChecked bool // Load: the load check's code and instance stay for a first call
+	registered  time.Time
 
-	slots chan struct{}  // one token per running call
-	idle  chan *instance // instances ready for a call
-	done  chan struct{}  // closed when Close starts
+	slots chan struct{} // one token per running call
+	done  chan struct{} // closed when Close starts
+
+	mu        sync.Mutex
+	code      *code         // the resident compiled code; nil when released
+	op        *compileOp    // the compile in flight
+	checked   chan struct{} // closed when the load check ended
+	checkErr  error         // the load check's failure
+	checkTook time.Duration // from Register to the check's end
+	idle      []*instance   // instances ready for a call; the last returned on top
+	live      int           // instances alive, idle or busy
+	pins      int           // calls (or the sweeper) creating an instance from code
+	unpinned  sync.Cond     // signaled (on mu) when pins drops to 0 after Close
+	closed    bool
+	lastUsed  atomic.Int64  // unix ns of the last call's end (or the code's arrival)
+	useSeq    atomic.Uint64 // the runtime's use counter then: the code budget's LRU order
 
 	closeOnce sync.Once
 	closeErr  error
@@ -46,50 +71,44 @@ type Result struct {
 	// (plugin plus Extism kernel memory) after the call. Linear memory never
 	// shrinks, so for a pooled instance it includes earlier calls' growth.
 	MemoryPeakBytes uint64
-	// Fresh is true when the instance was created for this call (no warm
-	// instance was free); such a call pays instantiation.
+	// Fresh is true when the instance was created for this call (no idle
+	// instance was free); such a call pays instantiation, and compiling (or
+	// loading from the compilation cache) when the code was not resident.
 	Fresh bool
 }
 
-func newModule(rt *Runtime, spec ModuleSpec, limits Limits, info ModuleInfo, compiled *extism.CompiledPlugin, cost Cost) *Module {
+func newModule(rt *Runtime, spec ModuleSpec, limits Limits, info ModuleInfo, maxes []uint32, cost Cost, keep bool) *Module {
 	m := &Module{
-		cost:     cost,
-		name:     spec.Name,
-		rt:       rt,
-		limits:   limits,
-		info:     info,
-		compiled: compiled,
-		modCfg:   moduleConfig(spec.Name, spec.Mounts),
-		logger:   rt.logger,
-		guestLog: newGuestLog(rt.logger, spec.Name),
-		slots:    make(chan struct{}, limits.Concurrency),
-		idle:     make(chan *instance, limits.Concurrency),
-		done:     make(chan struct{}),
+		cost:        cost,
+		name:        spec.Name,
+		rt:          rt,
+		limits:      limits,
+		info:        info,
+		tableMaxes:  maxes,
+		config:      spec.Config,
+		hostFns:     spec.HostFunctions,
+		source:      spec.Source,
+		digest:      spec.SHA256,
+		modCfg:      moduleConfig(spec.Name, spec.Mounts),
+		logger:      rt.logger,
+		guestLog:    newGuestLog(rt.logger, spec.Name),
+		keepChecked: keep,
+		registered:  time.Now(),
+		slots:       make(chan struct{}, limits.Concurrency),
+		done:        make(chan struct{}),
+		checked:     make(chan struct{}),
 	}
+	m.unpinned.L = &m.mu
+	if m.digest == ([32]byte{}) {
+		m.digest = sha256.Sum256(spec.Wasm)
+	}
+	if m.source == nil {
+		m.wasm = spec.Wasm
+	}
+	m.checkKey = checkKey(m.digest, maxes)
+	m.lastUsed.Store(m.registered.UnixNano())
 	m.stats.parent = &rt.stats
 	return m
-}
-
-// warm creates the warm instances under ctx bounded by the call timeout,
-// as many as the runtime's budget has room for now (calls create the
-// others when they need them).
-func (m *Module) warm(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, m.limits.Timeout)
-	defer cancel()
-	for i := range m.limits.WarmInstances {
-		if !m.rt.budget.tryReserve(m.cost.Instance, m.cost.Call) {
-			m.logger.Warn("sandbox: the memory budget has no room for more warm instances", "plugin", m.name,
-				"warm", i, "wanted", m.limits.WarmInstances, "budget_bytes", m.rt.budget.total)
-			return nil
-		}
-		inst, err := m.newInstance(ctx)
-		if err != nil {
-			m.drainIdle(ctx)
-			return fmt.Errorf("creating a warm instance: %w", m.instantiateFault(ctx, ctx, err))
-		}
-		m.idle <- inst
-	}
-	return nil
 }
 
 // Info describes the module's exports, imports and declared memory.
@@ -121,7 +140,16 @@ func (m *Module) Cost() Cost { return m.cost }
 // Stats returns the module's counters.
 func (m *Module) Stats() Stats {
 	st := m.stats.snapshot()
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	st.InstancesIdle = uint64(len(m.idle))
+	if m.code != nil {
+		st.CodeBytes, st.CodeModules = m.code.bytes, 1
+	}
+	if m.op != nil {
+		st.Compiling = 1
+	}
+	st.LastUsed = time.Unix(0, m.lastUsed.Load())
 	return st
 }
 
@@ -192,37 +220,52 @@ func (m *Module) call(ctx context.Context, function string, input []byte, timeou
 	}
 	if !m.rt.budget.reserve(wait, need) {
 		if inst != nil {
-			m.putBack(ctx, inst, true)
+			m.putBack(ctx, inst, true, time.Now())
 		}
 		return nil, m.budgetFault(ctx, timeout)
 	}
 	defer m.rt.budget.release(m.cost.Call)
 
 	// The deadline is measured from start, so a timeout fault reports the
-	// limit itself (400ms, not 399ms when the clock ticked in between).
+	// limit itself (400ms, not 399ms when the clock ticked in between). It
+	// covers loading the code and instantiating for a fresh instance.
 	start := time.Now()
 	callCtx, cancel := context.WithDeadline(ctx, start.Add(timeout))
 	defer cancel()
 	if inst == nil {
-		var err error
-		if inst, err = m.newInstance(callCtx); err != nil {
-			return nil, appliedDeadline(m.instantiateFault(ctx, callCtx, err), callCtx, start)
+		c, ferr := m.pinCode(ctx, callCtx)
+		if ferr != nil {
+			m.rt.budget.release(m.cost.Instance)
+			return nil, ferr
 		}
-		fresh = true
+		if inst = m.takeIdle(); inst != nil { // the load check's, which the call waited for
+			m.unpin(false)
+			m.rt.budget.release(m.cost.Instance)
+		} else {
+			var err error
+			inst, err = m.newInstance(callCtx, c)
+			m.unpin(err == nil)
+			if err != nil {
+				return nil, appliedDeadline(m.instantiateFault(ctx, callCtx, err), callCtx, start)
+			}
+			fresh = true
+		}
 	}
 	before := inst.meter.Refusals()
 	inst.log.reset()
 	inst.running.ctx, inst.running.function = callCtx, function
 	rc, out, err := inst.call(callCtx, function, input)
 	inst.running.ctx, inst.running.function = nil, ""
-	dur := time.Since(start)
+	end := time.Now()
+	dur := end.Sub(start)
 	m.stats.notePeak(inst.meter.Peak())
 	ferr, keep := m.classify(ctx, callCtx, inst, before, function, rc, out, err)
-	m.putBack(ctx, inst, keep)
+	peak := inst.meter.Peak()
+	m.putBack(ctx, inst, keep, end)
 	if ferr != nil {
 		return nil, appliedDeadline(ferr, callCtx, start).With("plugin", m.name).With("function", function)
 	}
-	return &Result{Output: out, Duration: dur, MemoryPeakBytes: inst.meter.Peak(), Fresh: fresh}, nil
+	return &Result{Output: out, Duration: dur, MemoryPeakBytes: peak, Fresh: fresh}, nil
 }
 
 // acquire takes a call slot, waiting at most QueueWait.
@@ -276,43 +319,10 @@ func (m *Module) closedFault() *fault.Error {
 	return fault.Newf(fault.InvalidState, fault.ReasonModuleClosed, "plugin %q is closed", m.name).With("plugin", m.name)
 }
 
-// takeIdle returns a ready instance, or nil.
-func (m *Module) takeIdle() *instance {
-	select {
-	case inst := <-m.idle:
-		return inst
-	default:
-		return nil
-	}
-}
-
-// putBack returns a healthy instance to the pool, or discards it. A
-// discarded instance is replaced lazily by the next call that finds no idle
-// instance.
-func (m *Module) putBack(ctx context.Context, inst *instance, keep bool) {
-	if keep {
-		select {
-		case <-m.done:
-		default:
-			m.idle <- inst // never blocks: idle has room for every slot
-			return
-		}
-	}
-	inst.close(ctx)
-	m.stats.instanceDiscarded()
-}
-
-// drainIdle closes every idle instance.
-func (m *Module) drainIdle(ctx context.Context) {
-	for inst := m.takeIdle(); inst != nil; inst = m.takeIdle() {
-		inst.close(ctx)
-		m.stats.instanceDiscarded()
-	}
-}
-
 // Close refuses new calls, waits for in-flight calls (until ctx ends, after
 // which they are aborted), then frees every instance and the compiled
-// module. It is idempotent.
+// code. A compile in flight frees what it built when it ends. It is
+// idempotent.
 func (m *Module) Close(ctx context.Context) error {
 	m.closeOnce.Do(func() {
 		close(m.done)
@@ -326,9 +336,46 @@ func (m *Module) Close(ctx context.Context) error {
 				break wait
 			}
 		}
-		m.drainIdle(ctx)
-		m.closeErr = errors.Join(waitErr, m.compiled.Close(context.WithoutCancel(ctx)))
+		m.mu.Lock()
+		m.closed = true
+		if m.op != nil {
+			m.op.cancel() // a queued compile gives up, a start function stops
+		}
+		// With every slot taken no call holds the code; the sweeper may be
+		// creating a min instance from it (within Timeout): wait for it.
+		for waitErr == nil && m.pins > 0 {
+			m.unpinned.Wait()
+		}
+		insts, c := m.idle, m.code
+		m.idle, m.code = nil, nil
+		m.live -= len(insts)
+		if c != nil {
+			m.rt.removeResident(m, c.bytes)
+		}
+		m.checkDone(m.checkErrOr(errors.New("the module was closed")))
+		m.mu.Unlock()
+		for _, inst := range insts {
+			inst.close(ctx)
+			m.stats.instanceDiscarded()
+		}
+		if c != nil {
+			c.close(ctx) // aborts calls still running when ctx ended
+			m.stats.codeReleased()
+			m.rt.collectSoon()
+		}
+		m.closeErr = waitErr
 		m.rt.forget(m)
 	})
 	return m.closeErr
+}
+
+// checkErrOr is the load check's outcome for Close (m.mu held): its error,
+// or err when it had not ended (nil when it succeeded).
+func (m *Module) checkErrOr(err error) error {
+	select {
+	case <-m.checked:
+		return m.checkErr
+	default:
+		return err
+	}
 }

@@ -76,3 +76,36 @@ type AgentCallResult struct {
 	ExecutionTimeMS int64           `json:"execution_time_ms"`
 	FallbackFrom    string          `json:"fallback_from,omitempty"`
 }
+
+// Task host functions: the A2A task a call runs a turn of.
+const (
+	FnTaskHistory   = "task_history"
+	FnTaskInterrupt = "task_interrupt"
+)
+
+// TaskMessage is one message of a task's history.
+type TaskMessage struct {
+	Role string          `json:"role"`
+	Text string          `json:"text,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// TaskHistoryRequest is the request of task_history.
+type TaskHistoryRequest struct {
+	Limit int `json:"limit,omitempty"`
+}
+
+// TaskHistoryResult is the result of task_history.
+type TaskHistoryResult struct {
+	TaskID    string        `json:"task_id"`
+	Turn      int           `json:"turn"`
+	Messages  []TaskMessage `json:"messages"`
+	Truncated bool          `json:"truncated"`
+}
+
+// TaskInterruptRequest is the request of task_interrupt.
+type TaskInterruptRequest struct {
+	State string          `json:"state"`
+	Text  string          `json:"text"`
+	Data  json.RawMessage `json:"data,omitempty"`
+}

@@ -45,3 +45,40 @@ func slow() int32 {
 }
 
 func main() {}
+
+type askOut struct {
+	Turn    int      `json:"turn"`
+	Answers []string `json:"answers"`
+}
+
+// ask is a multi-turn skill: its first turn asks "question 1" (with data
+// {"n":1}); a follow-up "again" asks once more; any other follow-up ends
+// the task with the turn number and every answer.
+//
+//go:wasmexport ask
+func ask() int32 {
+	return sdk.Handle(func(ctx *sdk.Context, in struct {
+		Text string `json:"text"`
+		Auth bool   `json:"auth"`
+	}) (askOut, error) {
+		task, err := ctx.Task()
+		if err != nil {
+			return askOut{}, err
+		}
+		switch {
+		case task.Turn == 1 && in.Auth:
+			return askOut{}, sdk.NeedAuth("sign in to continue")
+		case task.Turn == 1:
+			return askOut{}, sdk.AskInput("question 1").WithData(map[string]int{"n": 1})
+		case in.Text == "again":
+			return askOut{}, sdk.AskInput("question " + strconv.Itoa(task.Turn))
+		}
+		out := askOut{Turn: task.Turn}
+		for _, m := range task.Messages[1:] {
+			if m.Role == "user" {
+				out.Answers = append(out.Answers, m.Text)
+			}
+		}
+		return out, nil
+	})
+}

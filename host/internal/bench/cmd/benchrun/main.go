@@ -1,5 +1,5 @@
 // Command benchrun runs the benchmark harness (make bench) and writes
-// BENCHMARKS.md: every goal of issue 10 as a ratio against a baseline
+// BENCHMARKS.md: every goal (issues 10 and 22) as a ratio against a baseline
 // measured in the same run (see docs/guides/performance.md).
 //
 //	benchrun -bin bin/bench -go-plugin plugins/echo/echo.wasm -out BENCHMARKS.md
@@ -20,7 +20,7 @@ import (
 func main() {
 	h := &bench.Harness{Progress: os.Stderr}
 	flag.StringVar(&h.Bin, "bin", "bin/bench", "folder holding skillhost, fiberecho and a2anative")
-	flag.StringVar(&h.GoPlugin, "go-plugin", "plugins/echo/echo.wasm", "a built Go echo plugin (P4, P6)")
+	flag.StringVar(&h.GoPlugin, "go-plugin", "plugins/echo/echo.wasm", "a built Go echo plugin (P4, P6, P9)")
 	flag.StringVar(&h.Work, "work", "", "scratch folder (default: a new temporary folder)")
 	flag.IntVar(&h.Rounds, "rounds", 3, "A/B rounds per comparison")
 	flag.DurationVar(&h.Duration, "duration", 5*time.Second, "counted load per side per round")
@@ -30,7 +30,7 @@ func main() {
 	flag.StringVar(&h.ProfileDir, "profile-dir", "bin/bench", "where those profiles are kept")
 	only := flag.String("only", "", "comma-separated goals to run (default: all)")
 	out := flag.String("out", "BENCHMARKS.md", "report file ('-': stdout only)")
-	budget := flag.Duration("budget", 15*time.Minute, "stop after this long")
+	budget := flag.Duration("budget", 30*time.Minute, "stop after this long")
 	flag.Parse()
 	if h.Work == "" {
 		dir, err := os.MkdirTemp("", "skillhost-bench-")
