@@ -43,7 +43,8 @@ func newBootID() string {
 func (s *Store) answerBoot() error {
 	s.boot = newBootID()
 	s.hostname, _ = os.Hostname() // "" when unknown: runs then name the boot only
-	_, err := s.nc.Subscribe(BootSubject(s.boot), func(m *nats.Msg) { _ = m.Respond(nil) })
+	var err error
+	s.bootSub, err = s.nc.Subscribe(BootSubject(s.boot), func(m *nats.Msg) { _ = m.Respond(nil) })
 	if err != nil {
 		return fmt.Errorf("store: boot subject: %w", err)
 	}
