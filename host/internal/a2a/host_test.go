@@ -19,6 +19,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/provenance"
 	"github.com/skillhost/skillhost/host/internal/store"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // testHost is a real host: embedded NATS store, wazero sandbox, plugin
@@ -72,6 +73,9 @@ func startHostWith(t *testing.T, pluginDir string, cfg store.Config, cacheDir st
 	if err := reg.LoadDir(ctx, pluginDir); err != nil {
 		t.Fatal(err)
 	}
+	// Plugins compile in the background; on a loaded machine a first
+	// call could outwait its deadline (plugin_loading) behind them.
+	testutil.MustCompiled(t, reg)
 	tasks, err := a2a.OpenTaskStore(ctx, st, a2a.TaskStoreConfig{Provenance: provenance.NewSigner(signer, a2a.DefaultAgentName)})
 	if err != nil {
 		t.Fatal(err)

@@ -60,6 +60,9 @@ func TestPoolAndPluginsOnDemand(t *testing.T) {
 	if err := reg.LoadDir(ctx, root); err != nil {
 		t.Fatal(err)
 	}
+	// Plugins compile in the background; on a loaded machine a first
+	// call could outwait its deadline (plugin_loading) behind them.
+	testutil.MustCompiled(t, reg)
 	a := New(Deps{Registry: reg, Runtime: rt})
 	state := func(name string) PluginView {
 		for _, v := range a.Plugins().Plugins {

@@ -230,6 +230,9 @@ func mustEnv(t *testing.T, data string, cfg Config, opts ...func(*Deps)) *env {
 	if err := e.reg.LoadDir(ctx, e.plugins); err != nil {
 		t.Fatal(err)
 	}
+	// Plugins compile in the background; on a loaded machine a first
+	// call could outwait its deadline (plugin_loading) behind them.
+	testutil.MustCompiled(t, e.reg)
 	if e.bus, err = events.Open(ctx, e.st, events.Config{}); err != nil {
 		t.Fatal(err)
 	}

@@ -236,21 +236,35 @@ func (l *usageLedger) change(c Charge, records, bytes int64) {
 	l.Groups[c.Until] = g
 }
 
-// move charges next to a record charged prev until now: the record moves
-// to next's group at once (it is one record whichever version the store
-// holds), while prev's bytes stay until the write is known (settle).
+// move charges next to a record charged prev (zero for a new record)
+// while its write is in flight. Within one group the record stays one
+// record there, only next's bytes are added (concurrent writers of one
+// record then never leave it counted twice); across groups the record is
+// counted in both until settle or unmove.
 func (l *usageLedger) move(prev, next Charge) {
+	if !prev.IsZero() && prev.Until == next.Until {
+		l.change(next, 0, next.Bytes)
+		return
+	}
 	l.add(next, 1)
-	l.change(prev, -1, 0)
 }
 
-// settle ends a move after the write landed: prev's bytes are gone.
-func (l *usageLedger) settle(prev Charge) { l.change(prev, 0, -prev.Bytes) }
+// settle ends a move after the write landed: prev is gone.
+func (l *usageLedger) settle(prev, next Charge) {
+	if prev.Until == next.Until {
+		l.change(prev, 0, -prev.Bytes)
+		return
+	}
+	l.add(prev, -1)
+}
 
-// unmove undoes a move whose write certainly did not land.
+// unmove undoes a move whose write did not land: next is gone.
 func (l *usageLedger) unmove(prev, next Charge) {
+	if !prev.IsZero() && prev.Until == next.Until {
+		l.change(next, 0, -next.Bytes)
+		return
+	}
 	l.add(next, -1)
-	l.change(prev, 1, 0)
 }
 
 // prune drops the groups whose records are gone by now.

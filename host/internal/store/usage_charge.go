@@ -122,7 +122,7 @@ func (p *Pending) stored(ctx context.Context) {
 	switch p.mode {
 	case added:
 		if !p.prev.IsZero() {
-			p.apply(ctx, func(l *usageLedger) { l.settle(p.prev) })
+			p.apply(ctx, func(l *usageLedger) { l.settle(p.prev, p.next) })
 		}
 	case swapAfter:
 		p.apply(ctx, func(l *usageLedger) {
