@@ -84,7 +84,7 @@ func mustHostWith(t *testing.T, pluginDir string, mutate func(*config.Config)) (
 	}
 	logs := &logBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(ctx, cfg, host.Options{Version: "9.9.9-test", Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	h, err := host.New(ctx, cfg, host.WithVersion("9.9.9-test"), host.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
 	if err != nil {
 		cancel()
 		t.Fatalf("host.New: %v", err)

@@ -83,7 +83,7 @@ func mustClusterHost(t *testing.T, pluginDir, natsURL string) *testHost {
 	cfg.Plugins = pluginDir
 	cfg.NATS = natsURL
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(ctx, cfg, host.Options{Version: "9.9.9-test", Logger: quietLogger()})
+	h, err := host.New(ctx, cfg, host.WithVersion("9.9.9-test"), host.WithLogger(quietLogger()))
 	if err != nil {
 		cancel()
 		t.Fatalf("host.New: %v", err)

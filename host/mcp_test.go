@@ -133,7 +133,7 @@ func TestMCPOverStdio(t *testing.T) {
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	h, err := host.New(ctx, cfg, host.Options{Version: "9.9.9-test", Logger: slog.New(slog.DiscardHandler), Stdin: inR, Stdout: outW})
+	h, err := host.New(ctx, cfg, host.WithVersion("9.9.9-test"), host.WithLogger(slog.New(slog.DiscardHandler)), host.WithStdio(inR, outW))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func startHostAt(t *testing.T, pluginDir, data string) (*testHost, func()) {
 	cfg.Net.AllowPrivate = []string{"127.0.0.0/8"} // the push receiver
 	cfg.HTTP.ShutdownTimeout = 30 * time.Second
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(ctx, cfg, host.Options{Version: "9.9.9-test", Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))})
+	h, err := host.New(ctx, cfg, host.WithVersion("9.9.9-test"), host.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))))
 	if err != nil {
 		cancel()
 		t.Fatalf("host.New: %v", err)

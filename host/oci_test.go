@@ -74,7 +74,7 @@ func startHost(t *testing.T, cfg config.Config) (th *testHost, logs *logBuffer, 
 	t.Helper()
 	logs = &logBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(ctx, cfg, host.Options{Version: "9.9.9-test", Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	h, err := host.New(ctx, cfg, host.WithVersion("9.9.9-test"), host.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
 	if err != nil {
 		cancel()
 		t.Fatalf("host.New: %v", err)

@@ -31,7 +31,7 @@ func TestNewFailsAtOnceOnPortClash(t *testing.T) {
 	cfg.Listen = taken.Addr().String()
 	cfg.Plugins, cfg.Data = dir, filepath.Join(t.TempDir(), "data")
 	logs := &logBuffer{}
-	h, err := host.New(context.Background(), cfg, host.Options{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	h, err := host.New(context.Background(), cfg, host.WithLogger(slog.New(slog.NewJSONHandler(logs, nil))))
 	if err == nil {
 		_ = h.Close(context.Background())
 		t.Fatal("host.New succeeded on a port in use")

@@ -65,7 +65,7 @@ func TestStdioIsATrustedPrincipalOfItsOwn(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(ctx, cfg, host.Options{Logger: quietLogger(), Stdin: inR, Stdout: outW})
+	h, err := host.New(ctx, cfg, host.WithLogger(quietLogger()), host.WithStdio(inR, outW))
 	if err != nil {
 		cancel()
 		t.Fatal(err)

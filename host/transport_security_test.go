@@ -204,7 +204,7 @@ func TestInsecureRemoteNeedsOptIn(t *testing.T) {
 			cfg := config.Defaults()
 			cfg.Listen, cfg.Data, cfg.Plugins = "127.0.0.1:0", t.TempDir(), t.TempDir()
 			tt.mutate(&cfg)
-			h, err := host.New(context.Background(), cfg, host.Options{Logger: quietLogger()})
+			h, err := host.New(context.Background(), cfg, host.WithLogger(quietLogger()))
 			if err == nil {
 				_ = h.Close(context.Background())
 				t.Fatal("host.New accepted the configuration")

@@ -35,9 +35,9 @@ Configuration layers: defaults < --config FILE < SKILLHOST_* environment < flags
 	f.String("listen", d.Listen, "HTTP listen address (empty: no HTTP)")
 	f.String("plugins", d.Plugins, "plugin folder to load and watch")
 	f.String("data", d.Data, "state directory (embedded NATS JetStream, compile cache)")
-	f.Bool("stdio", false, "serve the stdio transport on stdin/stdout")
-	f.Bool("mcp-stdio", false, "serve MCP (Model Context Protocol) on stdin/stdout, for a local client")
-	f.String("nats", "", "NATS URL(s), comma-separated; empty embeds a server")
+	f.Bool("stdio", d.Stdio, "serve the stdio transport on stdin/stdout")
+	f.Bool("mcp-stdio", d.MCPStdio, "serve MCP (Model Context Protocol) on stdin/stdout, for a local client")
+	f.String("nats", d.NATS, "NATS URL(s), comma-separated; empty embeds a server")
 	return cmd
 }
 
@@ -62,7 +62,7 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	slog.SetDefault(logger)
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	h, err := host.New(ctx, cfg, host.Options{Version: version, Logger: logger})
+	h, err := host.New(ctx, cfg, host.WithVersion(version), host.WithLogger(logger))
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,7 @@ func startHost() (url string, stop func()) {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.Plugins, cfg.Data = filepath.Join(dir, "plugins"), filepath.Join(dir, "data")
 	ctx, cancel := context.WithCancel(context.Background())
-	h, err := host.New(ctx, cfg, host.Options{Logger: slog.New(slog.DiscardHandler)})
+	h, err := host.New(ctx, cfg, host.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		panic(err)
 	}

@@ -1,14 +1,12 @@
 package config
 
-import (
-	"time"
+import "time"
 
-	"github.com/skillhost/skillhost/host/internal/auth"
-)
-
-// Config is the whole host configuration. Every field is documented in the
-// configuration reference (docs/reference/config.md) with its default;
-// Defaults returns those values.
+// Config is the whole host configuration. Defaults declares every key's
+// default, once: internal packages take their section as it is, and the
+// configuration reference (docs/reference/config.md) and
+// examples/config/skillhost.yaml are checked against it
+// (TestConfigDocumented).
 type Config struct {
 	// Listen is the HTTP address. Empty disables HTTP (stdio only).
 	Listen string `koanf:"listen"`
@@ -402,8 +400,7 @@ func Defaults() Config {
 			WebhookAttempts: 5, MaxPerKey: 10000,
 		},
 		Auth: Auth{Keys: []AuthKey{}, Limits: AuthLimits{
-			Rate: auth.DefaultRate, SessionRate: auth.DefaultSessionRate, MaxOpenSessions: auth.DefaultMaxOpenSessions,
-			MaxConcurrentCalls: auth.DefaultMaxConcurrentCalls, MaxContextBytes: auth.DefaultMaxContextBytes,
+			Rate: "100/s", SessionRate: "60/m", MaxOpenSessions: 16, MaxConcurrentCalls: 16, MaxContextBytes: 64 * MiB,
 		}},
 		A2A: A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB, ContextIdle: 24 * time.Hour,
 			InputTimeout: 24 * time.Hour, MaxBucket: GiB, MaxTasksPerKey: 10000,

@@ -6,7 +6,7 @@ import (
 )
 
 // GRPC configures the A2A gRPC binding, served on a listener of its own
-// (README "gRPC binding"). Off unless Listen is set.
+// (docs/guides/a2a.md, "gRPC binding"). Off unless Listen is set.
 type GRPC struct {
 	// Listen is the gRPC address (host:port). Empty: gRPC is not served.
 	// The Agent Card advertises it (protocolBinding GRPC) as host:port, with

@@ -159,7 +159,7 @@ func TestInspectImportStatus(t *testing.T) {
 		{Import: "extism:host/env.http_request", Status: devkit.ImportRefused,
 			Note: "Extism's own HTTP is off (no allowed hosts); use extism:host/user http_fetch"},
 		{Import: "extism:host/user.launch_missiles", Status: devkit.ImportUnknown,
-			Note: "skillhost offers agent_call, context_get, context_set, http_fetch, log, progress"},
+			Note: "skillhost offers agent_call, context_get, context_set, http_fetch, log, progress, task_history, task_interrupt"},
 		{Import: "extism:host/user.log", Status: devkit.ImportProvided},
 		{Import: "wasi_snapshot_preview1.fd_write", Status: devkit.ImportProvided},
 	}

@@ -18,7 +18,7 @@ import (
 // assembled as `serve` assembles it, with a throwaway state store holding
 // one open session for context calls.
 type harness struct {
-	parts   *assemble.Parts
+	parts   *assemble.Root
 	reg     *plugin.Registry
 	plugin  *plugin.Plugin
 	session string
@@ -39,7 +39,7 @@ func newHarness(ctx context.Context, dir string, m *plugin.Manifest, o harnessOp
 	for _, p := range o.allowPrivate {
 		cfg.Net.AllowPrivate = append(cfg.Net.AllowPrivate, p.String())
 	}
-	parts, err := assemble.New(ctx, assemble.Spec{Config: cfg, Store: assemble.TempStore, CacheDir: o.cacheDir, Logger: o.logger,
+	parts, err := assemble.Build(ctx, assemble.Spec{Config: cfg, Purpose: assemble.Test, CacheDir: o.cacheDir, Logger: o.logger,
 		LoadLogger: slog.New(slog.DiscardHandler)}) // load errors are returned
 	if err != nil {
 		return nil, err

@@ -120,7 +120,7 @@ func Validate(ctx context.Context, dir string, opts ValidateOptions) (*Report, e
 func compileCheck(ctx context.Context, dir string, m *plugin.Manifest, cacheDir string) (err error) {
 	cfg := config.Defaults()
 	cfg.Policy = devPolicy(m)
-	parts, err := assemble.New(ctx, assemble.Spec{Config: cfg, Store: assemble.NoStore, CacheDir: cacheDir})
+	parts, err := assemble.Build(ctx, assemble.Spec{Config: cfg, Purpose: assemble.Validate, CacheDir: cacheDir})
 	if err != nil {
 		return err
 	}

@@ -22,8 +22,6 @@ import (
 const (
 	// ContextsBucket maps (owner, contextId) to a session.
 	ContextsBucket = "skillhost_a2a_contexts"
-	// DefaultContextIdle closes a context (and its session) unused this long.
-	DefaultContextIdle = 24 * time.Hour
 	// ContextAgentPrefix prefixes the agent_id of a context's session.
 	ContextAgentPrefix = "a2a-context:"
 )
@@ -45,14 +43,14 @@ type Contexts struct {
 	log  *slog.Logger
 }
 
-// OpenContexts creates or binds the contexts bucket on st; idle <= 0 takes
-// DefaultContextIdle.
+// OpenContexts creates or binds the contexts bucket on st; idle
+// (a2a.context_idle) closes a context unused that long.
 func OpenContexts(ctx context.Context, st *store.Store, idle time.Duration, log *slog.Logger) (*Contexts, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	if idle <= 0 {
-		idle = DefaultContextIdle
+		return nil, fmt.Errorf("a2a: a2a.context_idle %v: must be positive", idle)
 	}
 	kv, err := store.OpenBucket[contextRecord](ctx, st, store.BucketConfig{
 		Name: ContextsBucket, Description: "skillhost A2A contexts (contextId → session)",

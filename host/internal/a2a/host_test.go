@@ -19,6 +19,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/provenance"
 	"github.com/skillhost/skillhost/host/internal/store"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // testHost is a real host: embedded NATS store, wazero sandbox, plugin
@@ -64,7 +65,7 @@ func startHostWith(t *testing.T, pluginDir string, cfg store.Config, cacheDir st
 	ctx := context.Background()
 	hc := config.Defaults()
 	hc.NATS, hc.Data = cfg.URL, cmp.Or(cfg.DataDir, t.TempDir())
-	parts, err := assemble.New(ctx, assemble.Spec{Config: hc, Store: assemble.DataStore, CacheDir: cacheDir, Logger: quietLogger()})
+	parts, err := assemble.Build(ctx, assemble.Spec{Config: hc, Purpose: assemble.Test, CacheDir: cacheDir, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +73,9 @@ func startHostWith(t *testing.T, pluginDir string, cfg store.Config, cacheDir st
 	if err := reg.LoadDir(ctx, pluginDir); err != nil {
 		t.Fatal(err)
 	}
+	// Plugins compile in the background; on a loaded machine a first
+	// call could outwait its deadline (plugin_loading) behind them.
+	testutil.MustCompiled(t, reg)
 	tasks, err := a2a.OpenTaskStore(ctx, st, a2a.TaskStoreConfig{Provenance: provenance.NewSigner(signer, a2a.DefaultAgentName)})
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +84,7 @@ func startHostWith(t *testing.T, pluginDir string, cfg store.Config, cacheDir st
 	base := "http://" + srv.Listener.Addr().String()
 	cards := a2a.NewCardService(a2a.CardConfig{BaseURL: base, Version: "9.9.9"}, reg.Snapshot, a2a.CardServiceOptions{Logger: quietLogger(), Signer: signer})
 	reg.OnChange(cards.Update)
-	sc := a2a.ServiceConfig{Executor: reg, Snapshot: reg.Snapshot, Tasks: tasks, Cards: cards, Logger: quietLogger()}
+	sc := a2a.ServiceConfig{A2A: config.Defaults().A2A, Executor: reg, Snapshot: reg.Snapshot, Tasks: tasks, Cards: cards, Logger: quietLogger()}
 	if configure != nil {
 		configure(st, &sc)
 	}
@@ -88,7 +92,7 @@ func startHostWith(t *testing.T, pluginDir string, cfg store.Config, cacheDir st
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := jsonrpc.NewEngine(jsonrpc.WithLogger(quietLogger()))
+	eng := jsonrpc.NewEngine(jsonrpc.Limits{MaxBodyBytes: 1 << 20, MaxBatch: 64, BatchConcurrency: 8, MaxBatchResponseBytes: 8 << 20}, jsonrpc.WithLogger(quietLogger()))
 	a2a.Register(eng, svc)
 	srv.Config.Handler = newTestMux(eng, cards)
 	srv.Start()
@@ -153,4 +157,11 @@ func newTestMux(eng *jsonrpc.Engine, cards *a2a.CardService) http.Handler {
 		})
 	})
 	return mux
+}
+
+// a2aSection is the default a2a.* section with edit applied.
+func a2aSection(edit func(*config.A2A)) config.A2A {
+	c := config.Defaults().A2A
+	edit(&c)
+	return c
 }

@@ -210,14 +210,14 @@ func (s *Service) checkSizes(req *a2av1.SendMessageRequest) error {
 		return nil
 	}
 	if len(req.Message.Metadata) > 0 {
-		if err := check("params.message.metadata", req.Message.Metadata, s.cfg.MaxMetadataBytes); err != nil {
+		if err := check("params.message.metadata", req.Message.Metadata, int(s.cfg.MaxMetadata)); err != nil {
 			return err
 		}
 	}
 	if len(req.Metadata) > 0 {
-		if err := check("params.metadata", req.Metadata, s.cfg.MaxMetadataBytes); err != nil {
+		if err := check("params.metadata", req.Metadata, int(s.cfg.MaxMetadata)); err != nil {
 			return err
 		}
 	}
-	return check("params.message", req.Message, s.cfg.MaxHistoryBytes)
+	return check("params.message", req.Message, int(s.cfg.MaxHistory))
 }

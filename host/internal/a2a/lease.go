@@ -42,11 +42,6 @@ const (
 	// SweepSubject asks every host to sweep now (a host handed tasks back).
 	SweepSubject = "skillhost.a2a.sweep"
 
-	// DefaultLeaseTTL and DefaultLeaseSweep are a2a.lease_ttl and
-	// a2a.lease_sweep's defaults.
-	DefaultLeaseTTL   = 15 * time.Second
-	DefaultLeaseSweep = 5 * time.Second
-
 	// maxRuns bounds the runs of an idempotent task: a skill that kills
 	// every host it runs on ends host_lost after its third.
 	maxRuns = 3
@@ -79,6 +74,7 @@ type leases struct {
 	failing  atomic.Bool   // the latest beat failed
 	kick     chan struct{} // sweep now
 	again    chan struct{} // the connection came back: recheck
+	seen     uint64        // the store's Reconnects at the latest recheck (RunLeases' goroutine only)
 	stops    []func()
 
 	mu      sync.Mutex
@@ -109,7 +105,7 @@ func openLeases(ctx context.Context, st *store.Store, ttl time.Duration) (*store
 		return nil, nil
 	}
 	if ttl <= 0 {
-		ttl = DefaultLeaseTTL
+		return nil, fmt.Errorf("a2a: a2a.lease_ttl %v: must be positive", ttl)
 	}
 	l, err := st.OpenLeases(ctx, store.LeasesConfig{Name: LeasesStream, Subject: LeasesSubject, TTL: ttl})
 	if err != nil {
@@ -125,7 +121,7 @@ func (s *Service) newLeases(cfg ServiceConfig) error {
 		kick: make(chan struct{}, 1), again: make(chan struct{}, 1), runs: map[a2av1.TaskID]*holding{},
 		orphans: map[a2av1.TaskID]*holding{}}
 	if l.sweep <= 0 {
-		l.sweep = DefaultLeaseSweep
+		return fmt.Errorf("a2a: a2a.lease_sweep %v: must be positive", l.sweep)
 	}
 	if l.principals == nil {
 		l.principals = (*auth.KeySet)(nil).PrincipalOf // local owners only
@@ -138,6 +134,7 @@ func (s *Service) newLeases(cfg ServiceConfig) error {
 	if err != nil {
 		return fmt.Errorf("a2a: listen for sweeps: %w", err)
 	}
+	l.seen = l.st.Reconnects()
 	l.stops = append(l.stops, stop, l.st.OnReconnect(func() { nudge(l.again) }))
 	return nil
 }

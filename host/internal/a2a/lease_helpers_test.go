@@ -61,14 +61,16 @@ func startLeaseHost(t *testing.T, plugins, cache string, o leaseOpts) *testHost 
 	hc := config.Defaults()
 	hc.NATS, hc.Data = o.nats, t.TempDir()
 	hc.Policy.MaxTimeout = 2 * time.Minute
-	parts, err := assemble.New(ctx, assemble.Spec{Config: hc, Store: assemble.DataStore, CacheDir: cache, Logger: quietLogger()})
+	hc.A2A.LeaseTTL, hc.A2A.LeaseSweep = cmp.Or(o.ttl, time.Hour), cmp.Or(o.sweep, 200*time.Millisecond)
+	parts, err := assemble.Build(ctx, assemble.Spec{Config: hc, Purpose: assemble.Test, CacheDir: cache, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := parts.Registry.LoadDir(ctx, plugins); err != nil {
 		t.Fatal(err)
 	}
-	tasks, err := a2a.OpenTaskStore(ctx, parts.Store, a2a.TaskStoreConfig{LeaseTTL: cmp.Or(o.ttl, time.Hour)})
+	testutil.MustCompiled(t, parts.Registry) // a first call must not outwait its deadline behind the compiles
+	tasks, err := a2a.OpenTaskStore(ctx, parts.Store, a2a.TaskStoreConfig{A2A: hc.A2A})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +78,11 @@ func startLeaseHost(t *testing.T, plugins, cache string, o leaseOpts) *testHost 
 	base := "http://" + srv.Listener.Addr().String()
 	cards := a2a.NewCardService(a2a.CardConfig{BaseURL: base, Version: "9.9.9"}, parts.Registry.Snapshot, a2a.CardServiceOptions{Logger: quietLogger()})
 	svc, err := a2a.NewService(a2a.ServiceConfig{Executor: parts.Registry, Snapshot: parts.Registry.Snapshot, Tasks: tasks, Cards: cards,
-		Logger: quietLogger(), LeaseSweep: cmp.Or(o.sweep, 200*time.Millisecond)})
+		Logger: quietLogger(), A2A: hc.A2A})
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng := jsonrpc.NewEngine(jsonrpc.WithLogger(quietLogger()))
+	eng := jsonrpc.NewEngine(jsonrpc.Limits{MaxBodyBytes: 1 << 20, MaxBatch: 64, BatchConcurrency: 8, MaxBatchResponseBytes: 8 << 20}, jsonrpc.WithLogger(quietLogger()))
 	a2a.Register(eng, svc)
 	srv.Config.Handler = newTestMux(eng, cards)
 	srv.Start()

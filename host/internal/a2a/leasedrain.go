@@ -92,6 +92,7 @@ func (s *Service) release(ctx context.Context) error {
 // leases this boot no longer holds are dropped.
 func (s *Service) recheck(ctx context.Context) {
 	l := s.lease
+	l.seen = l.st.Reconnects()
 	l.mu.Lock()
 	runs := make(map[a2av1.TaskID]holding, len(l.runs))
 	for id, h := range l.runs {

@@ -68,7 +68,8 @@ func jitter(d time.Duration) time.Duration {
 
 // beat renews this boot's beat; it reports whether the beat failed. The
 // first beat after failures rechecks this host's tasks (the connection may
-// have been half-open: cancels sent meanwhile were lost).
+// have been half-open: cancels sent meanwhile were lost), and so does one
+// after a reconnect that was not rechecked yet.
 func (s *Service) beat(ctx context.Context, failing bool) bool {
 	if err := s.lease.held.Beat(ctx); err != nil {
 		if !failing {
@@ -76,8 +77,11 @@ func (s *Service) beat(ctx context.Context, failing bool) bool {
 		}
 		return true
 	}
-	if failing {
+	switch {
+	case failing:
 		s.log.Info("a2a: task lease beat works again")
+		s.recheck(ctx)
+	case s.lease.st.Reconnects() != s.lease.seen: // a reconnect no handler told (the caller's connection)
 		s.recheck(ctx)
 	}
 	return false
@@ -309,7 +313,7 @@ func (s *Service) retry(ctx context.Context, rec *Record, live bool, boot string
 		go s.executeBlocking(rctx, r, claimed, input, "")
 	} else {
 		s.lease.stored(id)
-		s.announce(ctx, claimed, nil) // working again, here
+		s.announce(ctx, claimed, nil)                   // working again, here
 		go s.execute(rctx, r, claimed, input, "", true) // the claim moved it to working
 	}
 	return retried

@@ -13,6 +13,7 @@ import (
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/delivery"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
@@ -30,31 +31,30 @@ import (
 // exponential backoff, http_fetch's dial guard: loopback, private and
 // metadata addresses are refused unless net.allow_private lists them).
 const (
-	PushBucket          = "skillhost_a2a_push"
-	PushTokenHeader     = "A2A-Notification-Token"
-	MaxPushURLBytes     = 2048
-	MaxPushTokenBytes   = 1024
-	MaxPushCredentials  = 4096
-	DefaultPushPerTask  = 10
-	DefaultPushPerKey   = 100
-	DefaultPushAttempts = 5
+	PushBucket         = "skillhost_a2a_push"
+	PushTokenHeader    = "A2A-Notification-Token"
+	MaxPushURLBytes    = 2048
+	MaxPushTokenBytes  = 1024
+	MaxPushCredentials = 4096
 	// DeliveryKind is the delivery.Request Kind of push notifications
 	// (the kind label of the delivery metrics).
 	DeliveryKind = "push"
 )
 
-// PushOptions configure OpenPush; zero fields take the defaults.
+// PushOptions configure OpenPush.
 type PushOptions struct {
+	// Push is the a2a.push.* section: max_per_task (push configs of one
+	// task), max_per_key (of one owner), timeout (one POST), max_attempts
+	// (POSTs of one update). Optional: the zero section is
+	// config.Defaults().A2A.Push.
+	config.Push
 	// Delivery sends the notifications. Required: without it configs are
 	// stored and nothing is sent.
-	Delivery    *delivery.Service
-	Net         hostfn.NetPolicy // the dial guard of http_fetch (net.allow_private), checked on literal URLs; Timeout bounds one POST (default 10s)
-	MaxPerTask  int              // push configs of one task (a2a.push.max_per_task)
-	MaxPerKey   int              // push configs of one owner (a2a.push.max_per_key)
-	MaxAttempts int              // POSTs of one update (a2a.push.max_attempts)
-	Backoff     time.Duration    // wait after the first failed POST, doubling up to 30s; default 500ms
-	Retention   time.Duration    // configs expire with their task; default DefaultTaskRetention
-	Logger      *slog.Logger
+	Delivery  *delivery.Service
+	Net       hostfn.NetPolicy // the dial guard of http_fetch (net.allow_private), checked on literal URLs
+	Backoff   time.Duration    // wait after the first failed POST, doubling up to 30s; default 500ms
+	Retention time.Duration    // configs expire with their task; default DefaultTaskRetention
+	Logger    *slog.Logger
 }
 
 // Push stores push configs and queues task updates for delivery. It is
@@ -75,12 +75,11 @@ type pushRecord struct {
 
 // OpenPush creates or binds the push bucket on st.
 func OpenPush(ctx context.Context, st *store.Store, opts PushOptions) (*Push, error) {
-	opts.MaxPerTask = cmpOr(opts.MaxPerTask, DefaultPushPerTask)
-	opts.MaxPerKey = cmpOr(opts.MaxPerKey, DefaultPushPerKey)
-	opts.MaxAttempts = cmpOr(opts.MaxAttempts, DefaultPushAttempts)
+	if opts.Push == (config.Push{}) {
+		opts.Push = config.Defaults().A2A.Push
+	}
 	opts.Backoff = cmpOr(opts.Backoff, 500*time.Millisecond)
 	opts.Retention = cmpOr(opts.Retention, DefaultTaskRetention)
-	opts.Net.Timeout = cmpOr(opts.Net.Timeout, 10*time.Second)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}

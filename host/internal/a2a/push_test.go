@@ -18,6 +18,7 @@ import (
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/delivery"
@@ -171,7 +172,7 @@ func TestPushSilentReceiverHoldsOnlyItsDestination(t *testing.T) {
 	silent, holding := silentPushes(t)
 	h.sendAll(t, "alice", 90, func(int) *a2av1.SendMessageRequest { return echoWithPush(silent) })
 	testutil.Eventually(t, 60*time.Second, "alice's receiver to hold its destination's 4 slots", func() bool {
-		return holding.Load() == delivery.DefaultPerDestination
+		return holding.Load() == int32(config.Defaults().Delivery.ConcurrentPerDestination)
 	})
 	fast, got := pushReceiver(t)
 	if _, err := h.svc.SendMessage(as("bob"), echoWithPush(fast)); err != nil {
@@ -180,8 +181,8 @@ func TestPushSilentReceiverHoldsOnlyItsDestination(t *testing.T) {
 	if diff := cmp.Diff([]string{"artifact", "status:" + string(a2av1.TaskStateCompleted)}, receive(t, got, 2)); diff != "" {
 		t.Errorf("bob's pushes (-want +got):\n%s", diff)
 	}
-	if n := holding.Load(); n != delivery.DefaultPerDestination {
-		t.Errorf("alice's receiver holds %d requests, want %d", n, delivery.DefaultPerDestination)
+	if n := holding.Load(); n != int32(config.Defaults().Delivery.ConcurrentPerDestination) {
+		t.Errorf("alice's receiver holds %d requests, want %d", n, int32(config.Defaults().Delivery.ConcurrentPerDestination))
 	}
 	testutil.Eventually(t, 30*time.Second, "alice's 180 updates (2 × 90 tasks) alone pending", func() bool {
 		return h.metric(t, `skillhost_deliveries_pending{kind="push"}`) == "180"
@@ -219,7 +220,7 @@ func TestPushOnlyForTasksWithConfigs(t *testing.T) {
 // her once for the burst.
 func TestPushFloodDropsOnlyTheFloodingKey(t *testing.T) {
 	t.Parallel()
-	h := startPushHost(t, delivery.Config{MaxPendingPerKey: 20, DropLogEvery: time.Hour})
+	h := startPushHost(t, delivery.Config{Delivery: deliveryLimits(func(c *config.Delivery) { c.MaxPendingPerKey = 20 }), DropLogEvery: time.Hour})
 	silent, _ := silentPushes(t)
 	h.sendAll(t, "alice", 50, func(int) *a2av1.SendMessageRequest { return echoWithPush(silent) })
 	fast, got := pushReceiver(t)
@@ -241,4 +242,11 @@ func TestPushFloodDropsOnlyTheFloodingKey(t *testing.T) {
 	if strings.Contains(logs, `"key":"local:bob"`) {
 		t.Errorf("bob's updates were dropped:\n%s", logs)
 	}
+}
+
+// deliveryLimits is the default delivery.* section with edit applied.
+func deliveryLimits(edit func(*config.Delivery)) config.Delivery {
+	c := config.Defaults().Delivery
+	edit(&c)
+	return c
 }

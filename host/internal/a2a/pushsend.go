@@ -80,7 +80,7 @@ func (p *Push) submit(owner string, task a2av1.TaskID, c *a2av1.PushConfig, body
 	id, url := c.ID, c.URL
 	err := p.opts.Delivery.Submit(&delivery.Request{
 		Kind: DeliveryKind, Key: owner, Lane: string(task) + "\x00" + id, URL: url, Body: body, Header: h,
-		Timeout: p.opts.Net.Timeout, Retry: delivery.Retry{Attempts: p.opts.MaxAttempts, Initial: p.opts.Backoff},
+		Timeout: p.opts.Timeout, Retry: delivery.Retry{Attempts: p.opts.MaxAttempts, Initial: p.opts.Backoff},
 		Done: func(r delivery.Result) {
 			if r.Outcome == delivery.Failed {
 				p.log.Warn("a2a: push notification not delivered", "task_id", task, "config_id", id, "url", url, "attempts", r.Attempts, "err", r.Text)

@@ -94,9 +94,12 @@ func (b *REST) Serve(ctx context.Context, req RESTRequest) RESTReply {
 		return b.errorReply(ctx, fault.Wrap(fault.InvalidRequest, fault.ReasonInvalidRequest, err, "request body"))
 	}
 	res, err := b.inv.Invoke(ctx, call.method, params)
-	if err != nil && call.method == "SubscribeToTask" {
+	if err != nil && call.method == "SubscribeToTask" && !fault.From(err).Refusal() {
 		// As a2a-go's server does: a subscription's error (an unknown
-		// task, a terminal one) is the stream's one event.
+		// task, a terminal one) is the stream's one event. A refusal
+		// (credentials, scope, a quota or rate) keeps its HTTP status, as
+		// on the JSON-RPC binding (httpx sends an error event only for a
+		// 200 reply).
 		return RESTReply{Status: http.StatusOK, Stream: &restStream{b: b, src: failedStream{err}}}
 	}
 	if err != nil {

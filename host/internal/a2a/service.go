@@ -12,6 +12,7 @@ import (
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/plugin"
@@ -30,29 +31,30 @@ type Admitter interface {
 	Admit(ctx context.Context, skillID string) (context.Context, error)
 }
 
-// Defaults of ServiceConfig.
-const (
-	DefaultMaxRunning  = 256      // tasks executing at once on one host
-	DefaultMaxMetadata = 64 << 10 // metadata of a message and of its request
-	DefaultMaxHistory  = 1 << 20  // a task's stored message history
-)
+// DefaultMaxRunning is the default of ServiceConfig.MaxRunning (not a
+// configuration key).
+const DefaultMaxRunning = 256
 
 // ServiceConfig wires a Service.
 type ServiceConfig struct {
+	// A2A is the a2a.* section: max_metadata caps the JSON size of
+	// message.metadata and of the request's metadata, each (stored with the
+	// task); max_history that of the message stored as the task's history;
+	// max_streams and max_streams_per_key (0: no per-key share) the task
+	// streams open at once on this host (streams.go); input_timeout how long
+	// a task may wait for a follow-up message (input-required,
+	// auth-required) before Run fails it with reason input_timeout;
+	// lease_sweep how often this host looks for tasks of lost hosts
+	// (lease.go). Optional: the zero section is config.Defaults().A2A.
+	config.A2A
 	Executor   Executor
 	Snapshot   func() *plugin.Snapshot
 	Tasks      *TaskStore
 	Cards      *CardService
 	Logger     *slog.Logger
 	MaxRunning int // tasks executing at once; default DefaultMaxRunning
-	// MaxMetadataBytes caps the JSON size of message.metadata and of the
-	// request's metadata, each (stored with the task); default 64 KiB.
-	MaxMetadataBytes int
-	// MaxHistoryBytes caps the JSON size of the message stored as the
-	// task's history; default 1 MiB.
-	MaxHistoryBytes int
 	// Guard caps the tasks of one API key running at once. Optional.
-	// Default: an in-memory one.
+	// Default: an in-memory one letting MaxRunning tasks run.
 	Guard *auth.Guard
 	// Push stores push configs and delivers task updates. Optional.
 	// Default: nil (push methods answer -32003).
@@ -60,17 +62,6 @@ type ServiceConfig struct {
 	// Contexts maps each contextId to a session the skill runs in.
 	// Optional. Default: nil (skills called through A2A get no session).
 	Contexts *Contexts
-	// MaxStreams caps the task streams open at once on this host, and
-	// MaxStreamsPerKey those of one key (streams.go). Optional. Defaults:
-	// DefaultMaxStreams, DefaultMaxStreamsPerKey (-1: no per-key share).
-	MaxStreams, MaxStreamsPerKey int
-	// InputTimeout is how long a task may wait for a follow-up message
-	// (input-required, auth-required) before Run fails it with reason
-	// input_timeout. Optional. Default: DefaultInputTimeout (24h).
-	InputTimeout time.Duration
-	// LeaseSweep is how often this host looks for tasks of lost hosts
-	// (lease.go; a2a.lease_sweep). Optional. Default: DefaultLeaseSweep.
-	LeaseSweep time.Duration
 	// Principals returns the principal of a task's owner, for a task of a
 	// lost host that runs again here. Optional. Default: local owners only
 	// (a key's tasks then end host_lost instead).
@@ -111,17 +102,14 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.MaxRunning <= 0 {
 		cfg.MaxRunning = DefaultMaxRunning
 	}
-	if cfg.MaxMetadataBytes <= 0 {
-		cfg.MaxMetadataBytes = DefaultMaxMetadata
-	}
-	if cfg.MaxHistoryBytes <= 0 {
-		cfg.MaxHistoryBytes = DefaultMaxHistory
+	if cfg.A2A == (config.A2A{}) {
+		cfg.A2A = config.Defaults().A2A
 	}
 	if cfg.Guard == nil {
-		cfg.Guard = auth.NewGuard(nil)
+		cfg.Guard = auth.NewGuard(nil, cfg.MaxRunning)
 	}
 	if cfg.InputTimeout <= 0 {
-		cfg.InputTimeout = DefaultInputTimeout
+		return nil, fmt.Errorf("a2a: a2a.input_timeout %v: must be positive", cfg.InputTimeout)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -8,28 +8,12 @@ import (
 	"github.com/skillhost/skillhost/host/internal/share"
 )
 
-// Defaults of the task stream caps (ServiceConfig.MaxStreams,
-// MaxStreamsPerKey): a key holds at most a quarter of the host's streams.
-const (
-	DefaultMaxStreams       = 1024
-	DefaultMaxStreamsPerKey = 256
-)
-
 // newStreamCounter counts the task streams of every method that streams a
 // task (SendStreamingMessage, SubscribeToTask, message/stream,
 // tasks/resubscribe and their REST routes): each holds an ordered consumer
 // and a goroutine while its client reads.
 func newStreamCounter(cfg ServiceConfig) *share.Counter {
-	limit, per := cfg.MaxStreams, cfg.MaxStreamsPerKey
-	if limit <= 0 {
-		limit = DefaultMaxStreams
-	}
-	switch {
-	case per == 0:
-		per = min(DefaultMaxStreamsPerKey, limit)
-	case per < 0:
-		per = 0 // no per-key share
-	}
+	limit, per := cfg.MaxStreams, cfg.MaxStreamsPerKey // a2a.max_streams, a2a.max_streams_per_key (0: no share)
 	return share.New(share.Config{
 		Resource: "task_streams", What: "task streams",
 		Limit: limit, LimitKey: "a2a.max_streams", Share: per, ShareKey: "a2a.max_streams_per_key",

@@ -10,6 +10,7 @@ import (
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
 )
 
@@ -53,7 +54,7 @@ func TestListTasksIsIndexedAndBounded(t *testing.T) {
 		listBytes = 3 << 20
 	)
 	ctx := context.Background()
-	ts := mustTaskStore(t, a2a.TaskStoreConfig{MaxListBytes: listBytes})
+	ts := mustTaskStore(t, a2a.TaskStoreConfig{A2A: a2aSection(func(c *config.A2A) { c.MaxListBytes = listBytes })})
 	for i := range big {
 		if err := ts.Create(ctx, ownedRecord(fmt.Sprintf("big-%02d", i), "key:a", "ctx-a", blob)); err != nil {
 			t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
@@ -20,9 +21,6 @@ import (
 // changes, artifacts and terminal state) are written into that room, never
 // refused for a quota. Local principals are not capped.
 
-// DefaultMaxTasksPerKey is the default of TaskStoreConfig.MaxPerKey.
-const DefaultMaxTasksPerKey = 10_000
-
 // Configuration keys named in refusals.
 const (
 	limitTasksPerKey     = "a2a.max_tasks_per_key"
@@ -30,23 +28,22 @@ const (
 	limitTasksReserve    = "a2a.reserve"
 )
 
-// quotaDefaults fills the per-key quotas and the reserve, for a bucket of
-// MaxBytes whose largest record costs bound.
-func (cfg *TaskStoreConfig) quotaDefaults(bound int64) {
-	if cfg.MaxPerKey <= 0 {
-		cfg.MaxPerKey = DefaultMaxTasksPerKey
-	}
-	if cfg.MaxBytesPerKey <= 0 {
-		cfg.MaxBytesPerKey = min(cfg.MaxBytes, max(cfg.MaxBytes/4, 2*bound))
+// resolveQuotas resolves a zero a2a.max_task_bytes_per_key and a2a.reserve
+// from the bucket's size (a quarter, at least two of the largest records
+// whose cost is bound; an eighth).
+func (cfg *TaskStoreConfig) resolveQuotas(bound int64) {
+	bucket := int64(cfg.MaxBucket)
+	if cfg.MaxTaskBytesPerKey <= 0 {
+		cfg.MaxTaskBytesPerKey = config.ByteSize(min(bucket, max(bucket/4, 2*bound)))
 	}
 	if cfg.Reserve <= 0 {
-		cfg.Reserve = cfg.MaxBytes / 8
+		cfg.Reserve = config.ByteSize(bucket / 8)
 	}
 }
 
 func openTaskUsage(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*store.Usage, error) {
 	return st.OpenUsage(ctx, store.UsageConfig{
-		Name: "tasks", Bucket: cfg.Bucket, MaxCount: cfg.MaxPerKey, MaxBytes: cfg.MaxBytesPerKey, Reserve: cfg.Reserve,
+		Name: "tasks", Bucket: cfg.Bucket, MaxCount: cfg.MaxTasksPerKey, MaxBytes: int64(cfg.MaxTaskBytesPerKey), Reserve: int64(cfg.Reserve),
 		CountLimit: limitTasksPerKey, BytesLimit: limitTaskBytesPerKey, ReserveLimit: limitTasksReserve,
 	})
 }

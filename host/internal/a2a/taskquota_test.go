@@ -15,6 +15,7 @@ import (
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/auth"
@@ -101,7 +102,7 @@ func TestTaskQuotaIsPerKey(t *testing.T) {
 	keys := keyPrincipals(t, "alice", "bob")
 	alice, bob := auth.With(t.Context(), keys["alice"]), auth.With(t.Context(), keys["bob"])
 	dir := t.TempDir()
-	cfg := a2a.TaskStoreConfig{MaxBytes: 64 << 20, MaxPerKey: 3}
+	cfg := a2a.TaskStoreConfig{A2A: a2aSection(func(c *config.A2A) { c.MaxBucket, c.MaxTasksPerKey = 64<<20, 3 })}
 	st, ts := quotaStore(t, dir, cfg)
 	for i := range 3 {
 		rec := taskOf(keys["alice"], "hello")
@@ -149,7 +150,7 @@ func TestTaskByteQuotaCountsRunningTasksAtTheirBound(t *testing.T) {
 	t.Parallel()
 	keys := keyPrincipals(t, "alice")
 	alice := auth.With(t.Context(), keys["alice"])
-	st, ts := quotaStore(t, t.TempDir(), a2a.TaskStoreConfig{MaxBytes: 64 << 20, MaxBytesPerKey: 5 << 20})
+	st, ts := quotaStore(t, t.TempDir(), a2a.TaskStoreConfig{A2A: a2aSection(func(c *config.A2A) { c.MaxBucket, c.MaxTaskBytesPerKey = 64<<20, 5<<20 })})
 	t.Cleanup(func() { _ = st.Close() })
 	// The embedded server's max_payload caps a task record near 1 MiB.
 	var running []a2av1.TaskID
@@ -186,7 +187,7 @@ func TestTaskReserveKeepsRoomForRunningTasks(t *testing.T) {
 	keys := keyPrincipals(t, "alice", "bob")
 	bob := auth.With(t.Context(), keys["bob"])
 	local := auth.With(t.Context(), auth.Local("stdio"))
-	st, ts := quotaStore(t, t.TempDir(), a2a.TaskStoreConfig{MaxBytes: 12 << 20, MaxBytesPerKey: 8 << 20, Reserve: 2 << 20})
+	st, ts := quotaStore(t, t.TempDir(), a2a.TaskStoreConfig{A2A: a2aSection(func(c *config.A2A) { c.MaxBucket, c.MaxTaskBytesPerKey, c.Reserve = 12<<20, 8<<20, 2<<20 })})
 	t.Cleanup(func() { _ = st.Close() })
 	var running []a2av1.TaskID
 	for range 5 {
@@ -251,7 +252,7 @@ func TestBlockingTaskIsChargedOnce(t *testing.T) {
 	t.Parallel()
 	keys := keyPrincipals(t, "alice")
 	alice := auth.With(t.Context(), keys["alice"])
-	st, ts := quotaStore(t, t.TempDir(), a2a.TaskStoreConfig{MaxBytes: 64 << 20})
+	st, ts := quotaStore(t, t.TempDir(), a2a.TaskStoreConfig{A2A: a2aSection(func(c *config.A2A) { c.MaxBucket = 64 << 20 })})
 	t.Cleanup(func() { _ = st.Close() })
 	for i := range 4 {
 		rec := taskOf(keys["alice"], "hello")

@@ -12,6 +12,7 @@ import (
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/provenance"
 	"github.com/skillhost/skillhost/host/internal/store"
@@ -19,48 +20,36 @@ import (
 
 // Task store defaults and caps.
 const (
-	TasksBucket             = "skillhost_a2a_tasks"
-	DefaultTaskRetention    = 7 * 24 * time.Hour
-	DefaultTaskMaxBytes     = 4 << 20 // one stored task (with its artifacts)
-	DefaultTasksBucketBytes = 1 << 30
-	DefaultPageSize         = 50
-	MaxPageSize             = 100
-	MaxTaskIDLen            = 128
-	maxListScan             = 100_000 // tasks examined by one ListTasks
-	maxUpdateRetries        = 32
+	TasksBucket          = "skillhost_a2a_tasks"
+	DefaultTaskRetention = 7 * 24 * time.Hour
+	DefaultTaskMaxBytes  = 4 << 20 // one stored task (with its artifacts)
+	DefaultPageSize      = 50
+	MaxPageSize          = 100
+	MaxTaskIDLen         = 128
+	maxListScan          = 100_000 // tasks examined by one ListTasks
+	maxUpdateRetries     = 32
 )
 
 var validTaskID = regexp.MustCompile(`^[A-Za-z0-9_=-]+$`)
 
-// DefaultMaxListBytes caps the task bytes one ListTasks call decodes.
-const DefaultMaxListBytes = 4 << 20
-
-// TaskStoreConfig configures OpenTaskStore; zero fields take the defaults.
+// TaskStoreConfig configures OpenTaskStore.
 type TaskStoreConfig struct {
-	Bucket       string        // default TasksBucket
-	Retention    time.Duration // tasks expire this long after their last update; default 7 days
-	MaxTaskSize  int32         // bytes of one stored task; default 4 MiB, capped at the store's MaxRecordBytes
-	MaxBytes     int64         // whole bucket; default 1 GiB (applied to an existing bucket at open)
-	MaxListBytes int64         // task bytes one List decodes; default 4 MiB (at least one task is returned)
-	Logger       *slog.Logger  // task event and index problems; default slog.Default()
-	// MaxPerKey caps the stored tasks of one API key (a2a.max_tasks_per_key).
-	// Optional. Default: DefaultMaxTasksPerKey (10000).
-	MaxPerKey int
-	// MaxBytesPerKey caps the bytes of one API key's stored tasks, a
-	// running task counted at the largest record it may grow to
-	// (a2a.max_task_bytes_per_key). Optional. Default: MaxBytes/4.
-	MaxBytesPerKey int64
-	// Reserve is the room in the bucket new tasks leave for the records of
-	// running ones (a2a.reserve). Optional. Default: MaxBytes/8.
-	Reserve int64
+	// A2A is the a2a.* section: max_bucket (the whole bucket, applied to
+	// an existing bucket at open), max_list_bytes (task bytes one List
+	// decodes; at least one task is returned), max_tasks_per_key,
+	// max_task_bytes_per_key (0: a quarter of the bucket), reserve (0:
+	// an eighth of it) and lease_ttl (how long a host may stay silent
+	// before the tasks it runs are taken from it; lease.go). Optional: the
+	// zero section is config.Defaults().A2A.
+	config.A2A
+	Bucket      string        // default TasksBucket
+	Retention   time.Duration // tasks expire this long after their last update; default 7 days
+	MaxTaskSize int32         // bytes of one stored task; default 4 MiB, capped at the store's MaxRecordBytes
+	Logger      *slog.Logger  // task event and index problems; default slog.Default()
 	// Provenance signs every transition and artifact into the task's
 	// provenance chain (metadata ExtProvenance), in the write that stores
 	// the change. Optional. Default: nil, no provenance.
 	Provenance *provenance.Signer
-	// LeaseTTL is how long a host may stay silent before the tasks it runs
-	// are taken from it (lease.go; a2a.lease_ttl). Optional. Default:
-	// DefaultLeaseTTL.
-	LeaseTTL time.Duration
 }
 
 // Record is what the store keeps per task: the A2A task plus bookkeeping.
@@ -117,12 +106,12 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if cfg.MaxTaskSize <= 0 {
 		cfg.MaxTaskSize = DefaultTaskMaxBytes
 	}
-	if cfg.MaxBytes <= 0 {
-		cfg.MaxBytes = DefaultTasksBucketBytes
+	if cfg.A2A == (config.A2A{}) {
+		cfg.A2A = config.Defaults().A2A
 	}
 	kv, err := store.OpenBucket[Record](ctx, st, store.BucketConfig{
 		Name: cfg.Bucket, Description: "skillhost A2A tasks", TTL: cfg.Retention,
-		MaxValueBytes: cfg.MaxTaskSize, MaxBytes: cfg.MaxBytes, What: "a2a task", Retries: maxUpdateRetries,
+		MaxValueBytes: cfg.MaxTaskSize, MaxBytes: int64(cfg.MaxBucket), What: "a2a task", Retries: maxUpdateRetries,
 		Contended: func(id string) error {
 			return fault.Newf(fault.InvalidState, fault.ReasonTaskContended, "task %s changed %d times during one update", id, maxUpdateRetries)
 		},
@@ -137,12 +126,9 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if err != nil {
 		return nil, err
 	}
-	idx, err := openIndex(ctx, st, cfg.Retention, cfg.MaxBytes/4)
+	idx, err := openIndex(ctx, st, cfg.Retention, int64(cfg.MaxBucket)/4)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open task index: %w", err)
-	}
-	if cfg.MaxListBytes <= 0 {
-		cfg.MaxListBytes = DefaultMaxListBytes
 	}
 	// A record must also fit the NATS server's max_payload: beyond it the
 	// write would fail with a NATS error instead of output_limit.
@@ -151,7 +137,7 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open live tasks: %w", err)
 	}
-	cfg.quotaDefaults(taskBound(maxRec))
+	cfg.resolveQuotas(taskBound(maxRec))
 	usage, err := openTaskUsage(ctx, st, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open task usage: %w", err)
@@ -160,7 +146,7 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if err != nil {
 		return nil, err
 	}
-	return &TaskStore{kv: kv, idx: idx, live: live, max: maxRec, listBytes: cfg.MaxListBytes,
+	return &TaskStore{kv: kv, idx: idx, live: live, max: maxRec, listBytes: int64(cfg.MaxListBytes),
 		log: cfg.Logger, events: ev, prov: cfg.Provenance, usage: usage, held: held}, nil
 }
 

@@ -10,11 +10,6 @@ import (
 	"github.com/skillhost/skillhost/host/fault"
 )
 
-// DefaultInputTimeout is how long a task may wait for a follow-up message
-// (input-required, auth-required) before it fails with input_timeout
-// (ServiceConfig.InputTimeout, a2a.input_timeout).
-const DefaultInputTimeout = 24 * time.Hour
-
 // errAnswered aborts an expiry: the task moved on (or was answered) since
 // the index key said it waits.
 var errAnswered = errors.New("a2a: task no longer waits")

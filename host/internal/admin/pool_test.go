@@ -46,7 +46,8 @@ func TestPoolAndPluginsOnDemand(t *testing.T) {
 	mustPluginFolder(t, root, "nap", "hostile", "", "  - {id: nap, function: echo, description: d}\n")
 	mustPluginFolder(t, root, "warm", "hostile", "limits: {min_instances: 1}", "  - {id: warm, function: echo, description: d}\n")
 	mustPluginFolder(t, root, "doomed", "start_section", "limits: {timeout: 50ms}", "  - {id: doomed, function: run, description: d}\n")
-	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: t.TempDir()})
+	codeBudget := uint64(config.Defaults().Sandbox.MaxCodeBytes)
+	rt, err := sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{CacheDir: t.TempDir(), MaxCodeBytes: codeBudget})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,6 +60,9 @@ func TestPoolAndPluginsOnDemand(t *testing.T) {
 	if err := reg.LoadDir(ctx, root); err != nil {
 		t.Fatal(err)
 	}
+	// Plugins compile in the background; on a loaded machine a first
+	// call could outwait its deadline (plugin_loading) behind them.
+	testutil.MustCompiled(t, reg)
 	a := New(Deps{Registry: reg, Runtime: rt})
 	state := func(name string) PluginView {
 		for _, v := range a.Plugins().Plugins {
@@ -93,7 +97,7 @@ func TestPoolAndPluginsOnDemand(t *testing.T) {
 		t.Errorf("nap = %+v (limits %+v)", v, v.Limits)
 	}
 	doc := a.Pool()
-	if doc.Code.Plugins != 1 || doc.Code.ResidentBytes != pool("warm").CodeBytes || doc.Code.BudgetBytes != sandbox.DefaultMaxCodeBytes ||
+	if doc.Code.Plugins != 1 || doc.Code.ResidentBytes != pool("warm").CodeBytes || doc.Code.BudgetBytes != codeBudget ||
 		doc.Compiles.Workers < 1 || doc.Instances.Live != 1 {
 		t.Errorf("pool = %+v", doc)
 	}

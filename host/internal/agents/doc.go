@@ -3,7 +3,7 @@
 // host or to a remote peer (host/internal/remote), with the peer's fallback
 // agents, under one depth limit carried across hosts.
 //
-//	r := agents.New(registry, peers, agents.Config{MaxDepth: 8, Guard: guard})
+//	r := agents.New(registry, peers, agents.Config{MaxDepth: cfg.Agents.MaxCallDepth, Guard: guard})
 //	res, err := r.Call(ctx, agents.Call{Target: "billing", Method: "charge", Input: in, SessionID: sid})
 //
 // Depth: every call a plugin makes (agent_call) and every call forwarded to

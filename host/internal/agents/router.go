@@ -34,7 +34,8 @@ type Observer interface {
 
 // Config configures a Router.
 type Config struct {
-	// MaxDepth is agents.max_call_depth. Optional. Default: 8.
+	// MaxDepth is agents.max_call_depth: one hop past it fails with
+	// call_depth. Required.
 	MaxDepth int
 	// Guard takes a rate token of the principal for each nested call.
 	// Optional. Default: none.
@@ -44,9 +45,6 @@ type Config struct {
 	// Observer. Optional. Default: none.
 	Observer Observer
 }
-
-// DefaultMaxDepth is Config.MaxDepth's default.
-const DefaultMaxDepth = 8
 
 // Router routes agent calls. Create it with New.
 type Router struct {
@@ -59,9 +57,6 @@ var _ hostfn.AgentCaller = (*Router)(nil)
 
 // New returns a router over this host's plugins and its peers (nil: none).
 func New(local Local, peers Remote, cfg Config) *Router {
-	if cfg.MaxDepth <= 0 {
-		cfg.MaxDepth = DefaultMaxDepth
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -123,7 +123,11 @@ var rules = []rule{
 		"(errors classified once, replicas and retries applied); natstest starts the test clusters",
 		from:   []string{"host", "host/", "cmd/", "examples", "examples/"},
 		to:     []string{natsModules},
-		except: []string{"host/internal/store", "host/internal/natstest"}},
+		except: []string{"host/internal/store", "host/internal/natstest", "host", "host/internal/assemble"}},
+	{why: "store owns JetStream; the embedding surface (host.WithNATS) takes the caller's *nats.Conn and the root " +
+		"hands it to the store: host and assemble name the connection type, never JetStream or the server",
+		from: []string{"host", "host/internal/assemble"}, to: []string{natsModules},
+		allow: []string{natsModules + "nats.go"}},
 }
 
 // natsModules is the prefix of nats.go, its jetstream package and

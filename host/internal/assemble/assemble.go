@@ -1,246 +1,255 @@
-// Package assemble builds what every command runs plugins with — the
-// sandbox runtime, the state store and the plugin registry, wired to the host
-// functions under the operator's policy — from one config.Config, and takes
-// it apart in reverse order. `serve` (host.New), `card` (host.Card) and the
-// plugin devkit (`plugin test`, `plugin validate`) all use it, so a plugin
-// loads and behaves the same under each.
+// Package assemble is the composition root: the one place a host is built.
+// Its parts are an ordered list of components (components.go), each
+// provisioned from its own section of one validated config.Config and the
+// parts before it, and closed in reverse — on a failed build as on
+// shutdown. Every command builds the subset its Purpose names from the same
+// list, so `serve` (host.New), `card` (host.Card), `plugin test` and
+// `plugin validate` (host/devkit) and `plugin publish` (host.PublishPlugin)
+// load plugins, sign cards and open the store the same way; nothing is
+// wired twice.
 //
-//	parts, err := assemble.New(ctx, assemble.Spec{Config: cfg, Store: assemble.DataStore, CacheDir: dir})
+//	root, err := assemble.Build(ctx, assemble.Spec{Config: cfg, Purpose: assemble.Validate})
 //	if err != nil { … }
-//	defer parts.Close(ctx)
-//	err = parts.Registry.LoadDir(ctx, cfg.Plugins) // or parts.Registry.Load(ctx, oneFolder)
+//	defer root.Close(ctx)
+//	_, err = root.Registry.Load(ctx, oneFolder)
 //
-// Parts are safe for concurrent use; Close once.
+// A Root is safe for concurrent use once built; Close once.
 package assemble
 
 import (
-	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
-	"net/netip"
-	"os"
-	"path/filepath"
+	"net"
+	"sync"
+	"sync/atomic"
 
-	extism "github.com/extism/go-sdk"
+	"github.com/nats-io/nats.go"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/skillhost/skillhost/host/config"
+	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/admin"
 	"github.com/skillhost/skillhost/host/internal/agents"
 	"github.com/skillhost/skillhost/host/internal/auth"
+	"github.com/skillhost/skillhost/host/internal/delivery"
+	"github.com/skillhost/skillhost/host/internal/events"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
+	"github.com/skillhost/skillhost/host/internal/identity"
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+	"github.com/skillhost/skillhost/host/internal/mcp"
+	"github.com/skillhost/skillhost/host/internal/metrics"
+	"github.com/skillhost/skillhost/host/internal/oci"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/remote"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 	"github.com/skillhost/skillhost/host/internal/store"
+	"github.com/skillhost/skillhost/host/internal/transport/httpx"
 )
 
-// StoreMode says which state store the parts get.
-type StoreMode int
-
-// The store modes.
-const (
-	// NoStore opens none: the context host functions answer "unavailable"
-	// (card: plugins are loaded, never called).
-	NoStore StoreMode = iota
-	// DataStore opens the configured store: cfg.NATS, or a server embedded
-	// under cfg.Data (serve).
-	DataStore
-	// TempStore embeds a throwaway server in a temporary folder that Close
-	// removes (plugin test).
-	TempStore
-)
-
-// tempBucketBytes caps each bucket of a TempStore.
-const tempBucketBytes = 64 << 20
-
-// Spec says what to build.
+// Spec says what to build: the configuration, the purpose (which
+// components), and what the configuration file does not carry.
 type Spec struct {
-	// Config supplies the policy, the network policy (net.*), the store
-	// limits (store.*) and, for DataStore, cfg.NATS and cfg.Data.
+	// Config is the whole configuration; Build validates it.
 	Config config.Config
-	// Store selects the state store. Optional. Default: NoStore.
-	Store StoreMode
-	// CacheDir is wazero's compilation cache. Optional. Default: "" (in
-	// memory).
-	CacheDir string
+	// Purpose selects the components. Required.
+	Purpose Purpose
+	// Version is reported by /health and the Agent Card. Optional.
+	// Default: "dev".
+	Version string
 	// Logger receives plugin logs and host diagnostics. Optional. Default:
 	// discard.
 	Logger *slog.Logger
 	// LoadLogger receives the registry's load, reload and problem messages.
 	// Optional. Default: Logger.
 	LoadLogger *slog.Logger
-	// Observer sees the registry's skill calls and load events (metrics,
-	// access logs, the admin endpoints). Optional. Default: none.
-	Observer plugin.Observer
-	// Tracer records a span per skill call (tracing.*). Optional.
-	// Default: none.
-	Tracer trace.Tracer
-	// Guard takes a principal's rate token for each nested agent call.
-	// Optional. Default: none.
-	Guard *auth.Guard
-	// RemoteObserver counts remote-agent attempts, breaker changes and
-	// fallbacks. Optional. Default: none.
-	RemoteObserver RemoteObserver
+	// CacheDir is wazero's compilation cache. Optional. Default: Serve:
+	// <data>/wazero-cache; otherwise "" (in memory).
+	CacheDir string
+	// Stdin and Stdout carry the stdio transports (Serve with stdio or
+	// mcp_stdio). Optional. Default: none (io.EOF, io.Discard).
+	Stdin  io.Reader
+	Stdout io.Writer
+	// Plugins, when set, is the plugin folder instead of cfg.Plugins: its
+	// files are copied under <data>/plugins-fs at start and loaded like a
+	// folder (never watched). Optional.
+	Plugins fs.FS
+	// NATS, when set, is the state store's connection instead of cfg.NATS
+	// or an embedded server; the caller keeps it open and closes it after
+	// Close. Optional.
+	NATS *nats.Conn
+	// NoListener builds the HTTP transport without binding cfg.Listen: it is
+	// served only through Handler, mounted in the caller's app listening on
+	// cfg.Listen. Optional.
+	NoListener bool
 }
 
-// RemoteObserver receives remote-agent metrics (*metrics.Remote).
-type RemoteObserver interface {
-	remote.Observer
-	agents.Observer
-}
+// Root is a built host: the parts its components made, in order. Fields
+// are nil for components its Purpose left out.
+type Root struct {
+	cfg     config.Config
+	spec    Spec
+	purpose Purpose
+	log     *slog.Logger
+	version string
 
-// Parts are the assembled runtime, store and registry.
-type Parts struct {
-	Store    *store.Store // nil with NoStore
-	Runtime  *sandbox.Runtime
-	Registry *plugin.Registry
-	// Net is the net.* policy plugins fetch under; plan webhooks are sent
-	// under it too.
+	// Store is the state store (nil: Card, Validate).
+	Store *store.Store
+	// Runtime runs every plugin's sandbox.
+	Runtime *sandbox.Runtime
+	// Net is the net.* policy plugins fetch under; push notifications and
+	// plan webhooks are sent under it too.
 	Net hostfn.NetPolicy
 	// Peers are the remote agents (agents.remote).
 	Peers *remote.Peers
-	// Router routes agent calls to plugins and peers: agent/call, the
-	// agent_call host function, plan steps.
+	// Registry is the plugin registry, with the host functions under the
+	// policy.
+	Registry *plugin.Registry
+	// Router routes agent calls to plugins and peers: agent/call, plan
+	// steps (the agent_call host function has its own, over the same
+	// registry and peers).
 	Router *agents.Router
 	// Settings are the operator's plugins.<name> settings each plugin's
 	// config is merged from.
 	Settings *Settings
 
-	tmp string // TempStore's folder
+	ln            net.Listener
+	served        atomic.Bool // Serve took over the listener
+	tlsCfg        *tls.Config // nil: plain HTTP
+	keys          *auth.KeySet
+	traces        *sdktrace.TracerProvider // nil: tracing off
+	tracer        trace.Tracer             // nil: tracing off
+	metrics       *metrics.Metrics
+	remoteMetrics *metrics.Remote
+	observer      *observer
+	failures      *admin.Ring
+	guard         *auth.Guard
+	admin         *admin.Admin
+	signer        *identity.Signer // nil without identity.key_file
+	loadErr       error            // the plugin folder's load problems
+	oci           *oci.Mirror      // nil without sources.oci
+	authn         *auth.Authenticator
+	engine        *jsonrpc.Engine
+	events        *events.Bus
+	delivery      *delivery.Service // push notifications and plan webhooks
+	cards         *a2a.CardService
+	tasks         *a2a.Service
+	rest          *a2a.REST
+	mcp           *mcp.Server
+	http          *httpx.Server
+	grpc          *grpcBinding // nil without grpc.listen (grpc.go)
+
+	bg      context.Context // background work; each component's ends in its Close
+	closers []closer        // in build order; Close runs them in reverse
+	once    sync.Once
+	tmp     string // a Test store's folder
 }
 
-// New builds the parts: store, runtime, then the registry. On error it
-// closes what it built.
-func New(ctx context.Context, spec Spec) (_ *Parts, err error) {
-	log := spec.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+// closer takes apart what one component built.
+type closer struct {
+	name  string
+	close func(ctx context.Context) error
+}
+
+// Build validates spec.Config and provisions every component of
+// spec.Purpose in order. On error it closes, in reverse, what it built.
+func Build(ctx context.Context, spec Spec) (_ *Root, err error) {
+	if spec.Purpose == 0 {
+		return nil, errors.New("assemble: Spec.Purpose is required")
 	}
-	cfg := spec.Config
-	net, err := netPolicy(cfg.Net)
-	if err != nil {
+	if err := spec.Config.Validate(); err != nil {
 		return nil, err
 	}
-	trust, err := Trust(cfg.Trust)
-	if err != nil {
-		return nil, err
+	if spec.Logger == nil {
+		spec.Logger = slog.New(slog.DiscardHandler)
 	}
-	p := &Parts{Net: net, Settings: NewSettings(cfg.PluginSettings)}
+	if spec.Version == "" {
+		spec.Version = "dev"
+	}
+	h := &Root{cfg: spec.Config, spec: spec, purpose: spec.Purpose, log: spec.Logger, version: spec.Version,
+		bg: context.WithoutCancel(ctx)}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, p.Close(context.WithoutCancel(ctx)))
+			err = errors.Join(err, h.Close(context.WithoutCancel(ctx)))
 		}
 	}()
-	if p.Store, err = p.openStore(ctx, spec, log); err != nil {
-		return nil, fmt.Errorf("state store: %w", err)
-	}
-	if p.Runtime, err = sandbox.NewRuntime(ctx, sandbox.RuntimeConfig{
-		CacheDir: spec.CacheDir, Logger: log, MaxLiveBytes: uint64(cfg.Sandbox.MaxLiveBytes),
-		MaxCodeBytes: uint64(cfg.Sandbox.MaxCodeBytes), CompileWorkers: cfg.Sandbox.CompileWorkers,
-	}); err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
-	}
-	deps := hostfn.Deps{Logger: log, Net: net}
-	if p.Store != nil {
-		deps.Context = p.Store
-	}
-	var obs RemoteObserver = nopObserver{}
-	if spec.RemoteObserver != nil {
-		obs = spec.RemoteObserver
-	}
-	if p.Peers, err = remote.New(context.WithoutCancel(ctx), cfg.Agents.Remote, remote.Options{Logger: log, Observer: obs}); err != nil {
-		return nil, err
-	}
-	p.Registry = plugin.NewRegistry(p.Runtime, plugin.RegistryOptions{
-		Policy: cfg.Policy,
-		HostFunctions: func(m *plugin.Manifest) []extism.HostFunction {
-			d := deps
-			if p.Router != nil { // set below, before any plugin loads
-				d.Agents = p.Router
-			}
-			return hostfn.New(d, hostfn.Grant{Plugin: m.Name, AllowedHosts: m.Permissions.AllowedHosts, Agents: m.Permissions.Agents})
-		},
-		Logger:   cmp.Or(spec.LoadLogger, log),
-		Observer: spec.Observer,
-		Tracer:   spec.Tracer,
-		Trust:    trust,
-		Config:   p.Settings.Config,
-	})
-	p.Router = agents.New(p.Registry, p.Peers, agents.Config{MaxDepth: cfg.Agents.MaxCallDepth, Guard: spec.Guard, Logger: log, Observer: obs})
-	return p, nil
-}
-
-type nopObserver struct{}
-
-func (nopObserver) Attempt(string, string)      {}
-func (nopObserver) BreakerState(string, string) {}
-func (nopObserver) Fallback(string, string)     {}
-
-func (p *Parts) openStore(ctx context.Context, spec Spec, log *slog.Logger) (*store.Store, error) {
-	c := spec.Config.Store
-	sc := store.Config{
-		Replicas: c.Replicas, StartTimeout: c.StartTimeout, Logger: log,
-		MaxValueBytes: int(c.MaxValue), MaxContextTTL: c.MaxContextTTL,
-		MaxKeysPerSession: c.MaxKeysPerSession, MaxSessionBytes: int64(c.MaxSessionBytes),
-		ClosedSessionRetention: c.ClosedSessionRetention,
-	}
-	switch spec.Store {
-	case DataStore:
-		if err := os.MkdirAll(spec.Config.Data, 0o700); err != nil {
-			return nil, fmt.Errorf("data directory: %w", err)
+	for _, c := range components {
+		if c.in&spec.Purpose == 0 {
+			continue
 		}
-		sc.URL, sc.DataDir = spec.Config.NATS, spec.Config.Data
-	case TempStore:
-		dir, err := os.MkdirTemp("", "skillhost-state-")
-		if err != nil {
+		if err := c.provision(h, ctx); err != nil {
 			return nil, err
 		}
-		p.tmp = dir
-		sc.DataDir, sc.Replicas, sc.MaxBucketBytes = filepath.Join(dir, "data"), 1, tempBucketBytes
-	default:
-		return nil, nil
 	}
-	return store.Open(ctx, sc)
+	return h, nil
 }
 
-// Close unloads every plugin (waiting for calls in flight), closes the
-// sessions held on peers, then the runtime and the store, and removes a
-// TempStore's folder.
-func (p *Parts) Close(ctx context.Context) error {
+// onClose adds the closer of the component being provisioned.
+func (h *Root) onClose(name string, f func(ctx context.Context) error) {
+	h.closers = append(h.closers, closer{name: name, close: f})
+}
+
+// background runs f until Close reaches this point of the build (in
+// reverse order): its context then ends and Close waits for it to return.
+func (h *Root) background(name string, f func(ctx context.Context)) {
+	ctx, cancel := context.WithCancel(h.bg)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(ctx)
+	}()
+	h.onClose(name, func(context.Context) error {
+		cancel()
+		<-done
+		return nil
+	})
+}
+
+// Close takes every component apart in the reverse order of the build:
+// background work stops before the parts it uses close, the plugins
+// unload (waiting for calls in flight) before the runtime, the store
+// closes last but for tracing (flushed) and the listener. It is
+// idempotent.
+func (h *Root) Close(ctx context.Context) error {
 	var errs []error
-	if p.Registry != nil {
-		errs = append(errs, p.Registry.Close(ctx))
-	}
-	if p.Peers != nil {
-		errs = append(errs, p.Peers.Close(ctx))
-	}
-	if p.Runtime != nil {
-		errs = append(errs, p.Runtime.Close(ctx))
-	}
-	if p.Store != nil {
-		errs = append(errs, p.Store.Close())
-	}
-	if p.tmp != "" {
-		errs = append(errs, os.RemoveAll(p.tmp))
-	}
+	h.once.Do(func() {
+		for i := len(h.closers) - 1; i >= 0; i-- {
+			if err := h.closers[i].close(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", h.closers[i].name, err))
+			}
+		}
+	})
 	return errors.Join(errs...)
 }
 
-// netPolicy turns the net.* configuration into http_fetch's policy.
-func netPolicy(n config.Net) (hostfn.NetPolicy, error) {
-	p := hostfn.NetPolicy{Timeout: n.Timeout, MaxResponseBytes: int64(n.MaxResponse), MaxRedirects: n.MaxRedirects}
-	for _, s := range n.AllowPrivate {
-		prefix, err := netip.ParsePrefix(s)
-		if err != nil {
-			addr, aerr := netip.ParseAddr(s)
-			if aerr != nil {
-				return p, fmt.Errorf("config net.allow_private: %q is not an address or CIDR prefix", s)
-			}
-			prefix = netip.PrefixFrom(addr, addr.BitLen())
-		}
-		p.AllowPrivate = append(p.AllowPrivate, prefix)
+// Addr is the HTTP listener's address (nil without one).
+func (h *Root) Addr() net.Addr {
+	if h.ln == nil {
+		return nil
 	}
-	return p, nil
+	return h.ln.Addr()
 }
+
+// ListenAddr is where HTTP is served: the listener's address, else (the
+// caller's app serves the HTTP transport) cfg.Listen resolved.
+func (h *Root) ListenAddr() net.Addr {
+	if h.ln != nil {
+		return h.ln.Addr()
+	}
+	addr, err := net.ResolveTCPAddr("tcp", h.cfg.Listen)
+	if err != nil {
+		return nil
+	}
+	return addr
+}
+
+// Engine is the JSON-RPC engine every transport dispatches to (Serve).
+func (h *Root) Engine() *jsonrpc.Engine { return h.engine }
+
+// HTTP is the HTTP transport (nil when listen is empty).
+func (h *Root) HTTP() *httpx.Server { return h.http }

@@ -20,7 +20,7 @@ const (
 
 func mustKeys(t *testing.T, specs ...auth.KeySpec) *auth.KeySet {
 	t.Helper()
-	ks, err := auth.NewKeySet(specs, auth.DefaultLimits())
+	ks, err := auth.NewKeySet(specs, testLimits(t))
 	if err != nil {
 		t.Fatalf("NewKeySet: %v", err)
 	}
@@ -111,7 +111,7 @@ func TestNewKeySetRefusesBadEntries(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := auth.NewKeySet(tt.specs, auth.DefaultLimits())
+			_, err := auth.NewKeySet(tt.specs, testLimits(t))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want it to mention %q", err, tt.want)
 			}
@@ -381,7 +381,7 @@ func TestGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, _ := ks.Principal("k")
-	g := auth.NewGuard(nil)
+	g := auth.NewGuard(nil, 1024)
 	r1, err := g.Admit(p)
 	if err != nil {
 		t.Fatal(err)
@@ -416,4 +416,19 @@ func TestGuard(t *testing.T) {
 		}
 		rel()
 	}
+}
+
+// testLimits are per-key limits for tests (the configuration's defaults
+// live in host/config, which imports this package).
+func testLimits(t *testing.T) auth.Limits {
+	t.Helper()
+	rate, err := auth.ParseRate("100/s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := auth.ParseRate("60/m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return auth.Limits{Rate: rate, SessionRate: sessions, MaxOpenSessions: 16, MaxConcurrentCalls: 16, MaxContextBytes: 64 << 20}
 }

@@ -10,7 +10,7 @@
 // *fault.Error of kind Unauthorized (HTTP 401), Forbidden (403) or
 // ResourceExhausted with reason rate_limited or key_quota.
 //
-//	keys, err := auth.NewKeySet(specs, auth.DefaultLimits())
+//	keys, err := auth.NewKeySet(specs, limits) // config.Auth.KeySet builds both from auth.*
 //	authn := auth.NewAuthenticator(keys, tokenStore)
 //	p, err := authn.Authenticate(ctx, credential) // 401 on failure
 //	ctx = auth.With(ctx, p)

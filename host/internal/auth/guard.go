@@ -8,10 +8,6 @@ import (
 	"github.com/skillhost/skillhost/host/internal/share"
 )
 
-// DefaultMaxRunningCalls is the default host-wide cap of running calls
-// (rpc.max_running_calls).
-const DefaultMaxRunningCalls = 1024
-
 // Guard applies the call limits: the call rate (a token bucket per key,
 // through a Limiter), the session-creation rate, and the calls running at
 // once on this host — every principal together up to the host-wide cap, a
@@ -23,33 +19,20 @@ type Guard struct {
 	running *share.Counter // calls and A2A tasks running on this host
 }
 
-// GuardOption configures NewGuard.
-type GuardOption func(*guardConfig)
-
-type guardConfig struct{ maxRunning int }
-
-// MaxRunning caps the calls (and A2A tasks) running at once on this host,
-// every principal together (rpc.max_running_calls); past it a call is
-// refused with pool_saturated. Optional. Default: DefaultMaxRunningCalls.
-func MaxRunning(n int) GuardOption { return func(c *guardConfig) { c.maxRunning = n } }
-
-// NewGuard returns a Guard taking tokens from lim (nil: a MemoryLimiter).
-func NewGuard(lim Limiter, opts ...GuardOption) *Guard {
+// NewGuard returns a Guard taking tokens from lim (nil: a MemoryLimiter)
+// that lets maxRunning calls (and A2A tasks) run at once on this host,
+// every principal together (rpc.max_running_calls; at least 1): past it a
+// call is refused with pool_saturated.
+func NewGuard(lim Limiter, maxRunning int) *Guard {
 	if lim == nil {
 		lim = NewMemoryLimiter()
 	}
-	cfg := guardConfig{maxRunning: DefaultMaxRunningCalls}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	if cfg.maxRunning <= 0 {
-		cfg.maxRunning = DefaultMaxRunningCalls
-	}
+	maxRunning = max(maxRunning, 1)
 	return &Guard{lim: lim, running: share.New(share.Config{
 		Resource: "running_calls", What: "running calls",
-		Limit: cfg.maxRunning, LimitKey: "rpc.max_running_calls", ShareKey: "auth.limits.max_concurrent_calls",
+		Limit: maxRunning, LimitKey: "rpc.max_running_calls", ShareKey: "auth.limits.max_concurrent_calls",
 		Full: fault.Newf(fault.ResourceExhausted, fault.ReasonPoolSaturated,
-			"%d calls are running on this host, the limit (rpc.max_running_calls); retry shortly", cfg.maxRunning).
+			"%d calls are running on this host, the limit (rpc.max_running_calls); retry shortly", maxRunning).
 			With("retry_after_ms", int64(100)),
 	})}
 }

@@ -22,7 +22,7 @@ func TestGuardHostWideRunningCalls(t *testing.T) {
 	}
 	a, _ := ks.Principal("a")
 	b, _ := ks.Principal("b")
-	g := auth.NewGuard(nil, auth.MaxRunning(3))
+	g := auth.NewGuard(nil, 3)
 	admit := func(p auth.Principal) func() {
 		t.Helper()
 		release, err := g.Admit(p)

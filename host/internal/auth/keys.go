@@ -35,23 +35,6 @@ type Limits struct {
 	MaxContextBytes int64
 }
 
-// Defaults of Limits (see DefaultLimits).
-const (
-	DefaultRate               = "100/s"
-	DefaultSessionRate        = "60/m"
-	DefaultMaxOpenSessions    = 16
-	DefaultMaxConcurrentCalls = 16
-	DefaultMaxContextBytes    = 64 << 20
-)
-
-// DefaultLimits are the limits applied to every key unless configured.
-func DefaultLimits() Limits {
-	r, _ := ParseRate(DefaultRate)
-	sr, _ := ParseRate(DefaultSessionRate)
-	return Limits{Rate: r, SessionRate: sr, MaxOpenSessions: DefaultMaxOpenSessions,
-		MaxConcurrentCalls: DefaultMaxConcurrentCalls, MaxContextBytes: DefaultMaxContextBytes}
-}
-
 var validKeyID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$`)
 
 // key is one configured key, ready to compare.

@@ -46,7 +46,7 @@ func timed(d time.Duration, f func() error) (ns, bytes float64, err error) {
 // inProcess is the host's call path built in this process: the sandbox
 // runtime and plugin registry of `serve` (no store), with the echo plugin.
 type inProcess struct {
-	parts *assemble.Parts
+	parts *assemble.Root
 }
 
 func (h *Harness) newInProcess(ctx context.Context) (*inProcess, error) {
@@ -59,7 +59,7 @@ func (h *Harness) newInProcess(ctx context.Context) (*inProcess, error) {
 	}
 	cfg := config.Defaults()
 	cfg.Policy.QueueWait = 5 * time.Second
-	parts, err := assemble.New(ctx, assemble.Spec{Config: cfg, Store: assemble.NoStore})
+	parts, err := assemble.Build(ctx, assemble.Spec{Config: cfg, Purpose: assemble.Validate})
 	if err != nil {
 		return nil, err
 	}

@@ -107,3 +107,11 @@ func Describe(err error) string {
 	}
 	return hostfn.FailureText(err)
 }
+
+// orDefault is v, or def when v is not positive.
+func orDefault(v, def time.Duration) time.Duration {
+	if v <= 0 {
+		return def
+	}
+	return v
+}

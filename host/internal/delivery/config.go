@@ -5,44 +5,30 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/skillhost/skillhost/host/config"
 )
 
-// Defaults of Config.
-const (
-	DefaultMaxPending       = 4096
-	DefaultMaxPendingPerKey = 256
-	DefaultPerDestination   = 4
-	DefaultPerKey           = 8
-	DefaultMaxConcurrent    = 64
-	DefaultTimeout          = 10 * time.Second
-	DefaultDropLogEvery     = 10 * time.Second
-)
+// DefaultDropLogEvery is the default of Config.DropLogEvery (not a
+// configuration key).
+const DefaultDropLogEvery = 10 * time.Second
 
-// Config configures a Service. Zero fields take the defaults.
+// Config configures a Service.
 type Config struct {
+	// Delivery is the delivery.* section: the deliveries waiting on this
+	// host (max_pending) and per key (max_pending_per_key), the POSTs
+	// running at once per destination (scheme, host, port;
+	// concurrent_per_destination), per key (concurrent_per_key) and on the
+	// host (max_concurrent). Optional: the zero section is
+	// config.Defaults().Delivery.
+	config.Delivery
 	// Client sends every attempt. Required: hostfn.NetPolicy.Client (the
 	// dial guard, no redirects, no proxy from the environment).
 	Client *http.Client
-	// MaxPending caps the deliveries waiting on this host, every key and
-	// kind together (delivery.max_pending). Optional. Default: 4096.
-	MaxPending int
-	// MaxPendingPerKey caps the deliveries of one key waiting on this host
-	// (delivery.max_pending_per_key). Optional. Default: 256.
-	MaxPendingPerKey int
 	// KindPending caps the deliveries of one kind waiting on this host
 	// (a2a.push.max_pending for "push"). Optional. Default: none beyond
 	// MaxPending.
 	KindPending map[string]int
-	// PerDestination caps the POSTs to one destination (scheme, host,
-	// port) running at once (delivery.concurrent_per_destination).
-	// Optional. Default: 4.
-	PerDestination int
-	// PerKey caps the POSTs of one key running at once
-	// (delivery.concurrent_per_key). Optional. Default: 8.
-	PerKey int
-	// MaxConcurrent caps the POSTs running at once on this host
-	// (delivery.max_concurrent). Optional. Default: 64.
-	MaxConcurrent int
 	// Observer counts outcomes and drops (*metrics.Deliveries). Optional.
 	Observer Observer
 	// Logger. Optional. Default: slog.Default().
@@ -95,7 +81,7 @@ type Request struct {
 	// Before, if set, adjusts each attempt's headers (a webhook's
 	// timestamp and signature).
 	Before func(http.Header)
-	// Timeout bounds one attempt. Optional. Default: 10s.
+	// Timeout bounds one attempt (a2a.push.timeout, net.timeout). Required.
 	Timeout time.Duration
 	// Retry is the attempts and their backoff.
 	Retry Retry

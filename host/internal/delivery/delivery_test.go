@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/delivery"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/testutil"
@@ -24,7 +25,7 @@ var once = delivery.Retry{Attempts: 1}
 // holds its requests.
 func TestSilentReceiverHoldsOnlyItsDestination(t *testing.T) {
 	t.Parallel()
-	s := mustService(t, delivery.Config{PerDestination: 4, PerKey: 8, MaxConcurrent: 64})
+	s := mustService(t, delivery.Config{Delivery: deliveryLimits(func(c *config.Delivery) { c.ConcurrentPerDestination = 4; c.ConcurrentPerKey = 8; c.MaxConcurrent = 64 })})
 	silent := newReceiver(t, true, nil)
 	fast := newReceiver(t, false, nil)
 	other := newReceiver(t, false, nil)
@@ -54,7 +55,7 @@ func TestSilentReceiverHoldsOnlyItsDestination(t *testing.T) {
 // second delivery to the same destination goes while the first waits.
 func TestRetryWaitHoldsNoSlot(t *testing.T) {
 	t.Parallel()
-	s := mustService(t, delivery.Config{PerDestination: 1, PerKey: 1, MaxConcurrent: 1})
+	s := mustService(t, delivery.Config{Delivery: deliveryLimits(func(c *config.Delivery) { c.ConcurrentPerDestination = 1; c.ConcurrentPerKey = 1; c.MaxConcurrent = 1 })})
 	rcv := newReceiver(t, false, func(body string, _ int) int {
 		if body == "flaky" {
 			return http.StatusServiceUnavailable
@@ -104,7 +105,7 @@ func TestLaneKeepsOrder(t *testing.T) {
 // key that submits pays too. A Durable request is refused instead.
 func TestDropsOnlyTheOffendingKeysOldest(t *testing.T) {
 	t.Parallel()
-	s := mustService(t, delivery.Config{MaxPendingPerKey: 5, MaxPending: 12, PerDestination: 4, DropLogEvery: time.Hour})
+	s := mustService(t, delivery.Config{Delivery: deliveryLimits(func(c *config.Delivery) { c.MaxPendingPerKey = 5; c.MaxPending = 12; c.ConcurrentPerDestination = 4 }), DropLogEvery: time.Hour})
 	silentA, silentB, silentC := newReceiver(t, true, nil), newReceiver(t, true, nil), newReceiver(t, true, nil)
 	// submit queues bodies prefix+from..to-1 of key, then (when held > 0)
 	// waits until the receiver holds that many: they run, not droppable.
@@ -140,7 +141,7 @@ func TestDropsOnlyTheOffendingKeysOldest(t *testing.T) {
 	if got := s.obs.get("test", delivery.Dropped); got != 53 {
 		t.Errorf("dropped counted %d, want 53", got)
 	}
-	err := s.Submit(&delivery.Request{Kind: "test", Key: "alice", URL: silentA.URL, Durable: true, Retry: once})
+	err := s.Submit(&delivery.Request{Kind: "test", Key: "alice", URL: silentA.URL, Durable: true, Retry: once, Timeout: time.Minute})
 	if !errors.Is(err, delivery.ErrKeyFull) {
 		t.Errorf("a durable request past alice's cap: %v, want ErrKeyFull", err)
 	}
@@ -192,7 +193,7 @@ func TestRefusedAddressTextNamesTheRule(t *testing.T) {
 // Stopping ends every waiting delivery with Stopped; later submits fail.
 func TestStopEndsWaitingDeliveries(t *testing.T) {
 	t.Parallel()
-	s := mustService(t, delivery.Config{PerDestination: 1})
+	s := mustService(t, delivery.Config{Delivery: deliveryLimits(func(c *config.Delivery) { c.ConcurrentPerDestination = 1 })})
 	silent := newReceiver(t, true, nil)
 	s.submit(t, "alice", "", silent.URL, "running", once)
 	s.submit(t, "alice", "", silent.URL, "waiting", once)
@@ -206,7 +207,7 @@ func TestStopEndsWaitingDeliveries(t *testing.T) {
 			t.Errorf("%s: %+v, %v; want stopped", body, r, ok)
 		}
 	}
-	if err := s.Submit(&delivery.Request{Kind: "test", Key: "alice", URL: silent.URL}); !errors.Is(err, delivery.ErrStopped) {
+	if err := s.Submit(&delivery.Request{Kind: "test", Key: "alice", URL: silent.URL, Timeout: time.Minute}); !errors.Is(err, delivery.ErrStopped) {
 		t.Errorf("Submit after stop: %v, want ErrStopped", err)
 	}
 }

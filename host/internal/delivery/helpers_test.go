@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/delivery"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/testutil"
@@ -199,4 +200,11 @@ func (s *svc) waitDone(t *testing.T, body string) delivery.Result {
 		return ok
 	})
 	return r
+}
+
+// deliveryLimits is the default delivery.* section with edit applied.
+func deliveryLimits(edit func(*config.Delivery)) config.Delivery {
+	c := config.Defaults().Delivery
+	edit(&c)
+	return c
 }

@@ -2,12 +2,15 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/skillhost/skillhost/host/config"
 )
 
 // Service delivers requests; see the package documentation.
@@ -25,12 +28,12 @@ type Service struct {
 
 // New returns a Service; Run delivers.
 func New(cfg Config) *Service {
-	cfg.MaxPending = orDefault(cfg.MaxPending, DefaultMaxPending)
-	cfg.MaxPendingPerKey = orDefault(cfg.MaxPendingPerKey, DefaultMaxPendingPerKey)
-	cfg.PerDestination = orDefault(cfg.PerDestination, DefaultPerDestination)
-	cfg.PerKey = orDefault(cfg.PerKey, DefaultPerKey)
-	cfg.MaxConcurrent = orDefault(cfg.MaxConcurrent, DefaultMaxConcurrent)
-	cfg.DropLogEvery = orDefault(cfg.DropLogEvery, DefaultDropLogEvery)
+	if cfg.Delivery == (config.Delivery{}) {
+		cfg.Delivery = config.Defaults().Delivery
+	}
+	if cfg.DropLogEvery <= 0 {
+		cfg.DropLogEvery = DefaultDropLogEvery
+	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
@@ -43,13 +46,6 @@ func New(cfg Config) *Service {
 	s := &Service{cfg: cfg, client: cfg.Client, log: cfg.Logger, obs: cfg.Observer, wake: make(chan struct{}, 1)}
 	s.q.init()
 	return s
-}
-
-func orDefault[T int | time.Duration](v, def T) T {
-	if v <= 0 {
-		return def
-	}
-	return v
 }
 
 type nopObserver struct{}
@@ -71,7 +67,7 @@ func (s *Service) Submit(r *Request) error {
 		r.Retry.Attempts = 1
 	}
 	if r.Timeout <= 0 {
-		r.Timeout = DefaultTimeout
+		return errors.New("delivery: Request.Timeout is required")
 	}
 	s.mu.Lock()
 	if s.q.stopped {
@@ -188,7 +184,7 @@ func (s *Service) dispatch(ctx context.Context) time.Time {
 	defer s.mu.Unlock()
 	s.q.releaseDue(time.Now())
 	for s.q.inflight < s.cfg.MaxConcurrent {
-		it := s.q.next(s.cfg.PerKey, s.cfg.PerDestination)
+		it := s.q.next(s.cfg.ConcurrentPerKey, s.cfg.ConcurrentPerDestination)
 		if it == nil {
 			break
 		}

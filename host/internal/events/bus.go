@@ -77,10 +77,11 @@ type Bus struct {
 	subs *share.Counter // open subscriptions: MaxSubscribers, MaxSubscribersPerKey each
 }
 
-// Open creates or updates the events stream on st (a store.Log: replicas
-// raised, retried while JetStream is slow to answer).
+// Open creates or updates the events stream on st (a store.Log: the
+// store's replicas, retried while JetStream is slow to answer) under the
+// events.* section cfg.
 func Open(ctx context.Context, st *store.Store, cfg Config) (*Bus, error) {
-	cfg, err := cfg.withDefaults()
+	cfg, err := resolve(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -88,9 +89,8 @@ func Open(ctx context.Context, st *store.Store, cfg Config) (*Bus, error) {
 		Name:          Stream,
 		Description:   "skillhost events: plan progress and agent notifications",
 		Subjects:      []string{SubjectBase + ".>"},
-		Replicas:      cfg.Replicas,
 		MaxAge:        cfg.Retention,
-		MaxBytes:      cfg.MaxBytes,
+		MaxBytes:      int64(cfg.MaxBytes),
 		MaxEntryBytes: MaxEventBytes,
 		Dedupe:        cfg.DedupeWindow,
 	})

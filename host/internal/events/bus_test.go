@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/store"
@@ -33,6 +34,13 @@ func mustBus(t *testing.T, st *store.Store, cfg Config) *Bus {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// withEvents is the default events.* section with edit applied.
+func withEvents(edit func(*Config)) Config {
+	c := config.Defaults().Events
+	edit(&c)
+	return c
 }
 
 func mustPublish(t *testing.T, b *Bus, e Event) bool {
@@ -167,7 +175,7 @@ func TestPublishDedupes(t *testing.T) {
 func TestLimits(t *testing.T) {
 	t.Parallel()
 	st := mustStore(t, t.TempDir())
-	b := mustBus(t, st, Config{MaxSubscribers: 2})
+	b := mustBus(t, st, withEvents(func(c *Config) { c.MaxSubscribers, c.MaxSubscribersPerKey = 2, 0 }))
 	ctx := context.Background()
 	s1, err := b.Subscribe(ctx, Filter{})
 	if err != nil {
@@ -197,7 +205,7 @@ func TestLimits(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "over the") {
 		t.Errorf("oversized event: %v", err)
 	}
-	if _, err := Open(ctx, st, Config{Retention: time.Hour, DedupeWindow: 2 * time.Hour}); err == nil {
+	if _, err := Open(ctx, st, withEvents(func(c *Config) { c.Retention, c.DedupeWindow = time.Hour, 2*time.Hour })); err == nil {
 		t.Error("a dedupe window longer than the retention was accepted")
 	}
 }
@@ -270,7 +278,7 @@ func TestSourceChecksTheQuery(t *testing.T) {
 func TestHolderShare(t *testing.T) {
 	t.Parallel()
 	st := mustStore(t, t.TempDir())
-	b := mustBus(t, st, Config{MaxSubscribers: 3, MaxSubscribersPerKey: 2})
+	b := mustBus(t, st, withEvents(func(c *Config) { c.MaxSubscribers, c.MaxSubscribersPerKey = 3, 2 }))
 	ctx := context.Background()
 	var open []*Subscription
 	defer func() {

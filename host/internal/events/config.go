@@ -3,6 +3,8 @@ package events
 import (
 	"fmt"
 	"time"
+
+	"github.com/skillhost/skillhost/host/config"
 )
 
 // Names of the JetStream objects. They are part of the on-disk and
@@ -12,73 +14,32 @@ const (
 	SubjectBase = "skillhost.events"
 )
 
-// Defaults of Config.
-const (
-	DefaultRetention      = 24 * time.Hour
-	DefaultMaxBytes       = 256 << 20
-	DefaultDedupeWindow   = time.Hour
-	DefaultMaxSubscribers = 256
-	// DefaultMaxSubscribersPerKey is a quarter of DefaultMaxSubscribers.
-	DefaultMaxSubscribersPerKey = 64
-	// MaxEventBytes caps one stored event (envelope included).
-	MaxEventBytes = 128 << 10
-)
+// MaxEventBytes caps one stored event (envelope included).
+const MaxEventBytes = 128 << 10
 
-// Config tunes the bus. Zero fields take the defaults.
-type Config struct {
-	// Retention is how long events are kept for resuming subscribers.
-	// Optional. Default: 24h.
-	Retention time.Duration
-	// MaxBytes caps the stream's disk use; the oldest events go first.
-	// Optional. Default: 256 MiB.
-	MaxBytes int64
-	// DedupeWindow is how long a dedupe id is remembered (at most
-	// Retention). Optional. Default: 1h.
-	DedupeWindow time.Duration
-	// MaxSubscribers caps the subscriptions open at once on this host.
-	// Optional. Default: 256.
-	MaxSubscribers int
-	// MaxSubscribersPerKey caps the subscriptions of one holder
-	// (Filter.Holder) within MaxSubscribers; -1: no per-holder cap.
-	// Optional. Default: 64, or MaxSubscribers when that is smaller.
-	MaxSubscribersPerKey int
-	// Replicas is the stream's replication factor. Optional. Default: 1.
-	Replicas int
-}
+// Config is the events.* section of the configuration, which the bus takes
+// as it is (config.Events documents each key and its default; a zero
+// max_subscribers_per_key is no per-key share). The zero Config stands for
+// config.Defaults().Events — the whole section, never field by field.
+type Config = config.Events
 
-func (c Config) withDefaults() (Config, error) {
-	if c.Retention == 0 {
-		c.Retention = DefaultRetention
-	}
-	if c.MaxBytes == 0 {
-		c.MaxBytes = DefaultMaxBytes
-	}
-	if c.DedupeWindow == 0 {
-		c.DedupeWindow = min(DefaultDedupeWindow, c.Retention)
-	}
-	if c.MaxSubscribers == 0 {
-		c.MaxSubscribers = DefaultMaxSubscribers
-	}
-	switch {
-	case c.MaxSubscribersPerKey == 0:
-		c.MaxSubscribersPerKey = min(DefaultMaxSubscribersPerKey, c.MaxSubscribers)
-	case c.MaxSubscribersPerKey < 0:
-		c.MaxSubscribersPerKey = 0 // share.Config: no per-holder cap
-	}
-	if c.Replicas == 0 {
-		c.Replicas = 1
+// resolve returns c checked (a zero Config is the defaults), or an error
+// naming the first invalid key.
+func resolve(c Config) (Config, error) {
+	if c == (Config{}) {
+		c = config.Defaults().Events
 	}
 	switch {
 	case c.Retention < time.Minute:
-		return c, fmt.Errorf("events: Retention %v: must be at least 1m", c.Retention)
-	case c.MaxBytes < 1<<20:
-		return c, fmt.Errorf("events: MaxBytes %d: must be at least 1 MiB", c.MaxBytes)
+		return c, fmt.Errorf("events: events.retention %v: must be at least 1m", c.Retention)
+	case c.MaxBytes < config.MiB:
+		return c, fmt.Errorf("events: events.max_bytes %d: must be at least 1 MiB", c.MaxBytes)
 	case c.DedupeWindow < time.Second || c.DedupeWindow > c.Retention:
-		return c, fmt.Errorf("events: DedupeWindow %v: must be 1s..Retention (%v)", c.DedupeWindow, c.Retention)
+		return c, fmt.Errorf("events: events.dedupe_window %v: must be 1s..events.retention (%v)", c.DedupeWindow, c.Retention)
 	case c.MaxSubscribers < 1:
-		return c, fmt.Errorf("events: MaxSubscribers %d: must be positive", c.MaxSubscribers)
-	case c.Replicas < 1 || c.Replicas > 5:
-		return c, fmt.Errorf("events: Replicas %d: must be 1..5", c.Replicas)
+		return c, fmt.Errorf("events: events.max_subscribers %d: must be positive", c.MaxSubscribers)
+	case c.MaxSubscribersPerKey < 0 || c.MaxSubscribersPerKey > c.MaxSubscribers:
+		return c, fmt.Errorf("events: events.max_subscribers_per_key %d: must be 0..events.max_subscribers", c.MaxSubscribersPerKey)
 	}
 	return c, nil
 }

@@ -19,7 +19,7 @@
 //
 // Usage:
 //
-//	bus, err := events.Open(ctx, st, events.Config{})
+//	bus, err := events.Open(ctx, st, cfg.Events) // the events.* section
 //	dup, err := bus.Publish(ctx, events.Event{Type: events.PlanStarted, SessionID: s, PlanID: p, Data: raw})
 //	sub, err := bus.Subscribe(ctx, events.Filter{SessionID: s, After: 41})
 //	defer sub.Close()

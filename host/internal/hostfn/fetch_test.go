@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 )
 
@@ -45,9 +46,9 @@ func TestFetchAllowedAndRefused(t *testing.T) {
 	})
 	host, port := srv.hostPort(t)
 	base := "http://" + host + ":" + port
-	allowed := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, MaxResponseBytes: 1024, MaxRedirects: 5}}, host+":"+port)
-	noPrivate := mustFuncs(t, Deps{}, host+":"+port)
-	defaultPorts := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback}}, host)
+	allowed := mustFuncs(t, Deps{Net: netPolicy(func(p *NetPolicy) { p.AllowPrivate = loopback; p.MaxResponseBytes = 1024; p.MaxRedirects = 5 })}, host+":"+port)
+	noPrivate := mustFuncs(t, Deps{Net: netPolicy(func(*NetPolicy) {})}, host+":"+port)
+	defaultPorts := mustFuncs(t, Deps{Net: netPolicy(func(p *NetPolicy) { p.AllowPrivate = loopback })}, host)
 
 	t.Run("GET through allow_private", func(t *testing.T) {
 		t.Parallel()
@@ -123,7 +124,7 @@ func TestFetchLoopbackRefusedSendsNothing(t *testing.T) {
 	t.Parallel()
 	srv := newFixture(t, func(w http.ResponseWriter, r *http.Request) {})
 	host, port := srv.hostPort(t)
-	f := mustFuncs(t, Deps{}, host+":"+port)
+	f := mustFuncs(t, Deps{Net: netPolicy(func(*NetPolicy) {})}, host+":"+port)
 	_, gerr := doFetch(t, f, fetchRequest{URL: "http://" + host + ":" + port + "/x"})
 	if gerr == nil || gerr.Code != fault.GuestAddressRefused {
 		t.Fatalf("fetch = %v, want %s", gerr, fault.GuestAddressRefused)
@@ -141,7 +142,7 @@ func TestFetchRedirectRefusedBeforeRequest(t *testing.T) {
 		http.Redirect(w, r, "http://localhost:"+tport+"/secret", http.StatusFound)
 	})
 	host, port := origin.hostPort(t)
-	f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, MaxRedirects: 5}}, host+":"+port)
+	f := mustFuncs(t, Deps{Net: netPolicy(func(p *NetPolicy) { p.AllowPrivate = loopback; p.MaxRedirects = 5 })}, host+":"+port)
 	_, gerr := doFetch(t, f, fetchRequest{URL: "http://" + host + ":" + port + "/go"})
 	if gerr == nil || gerr.Code != fault.GuestHostNotAllowed {
 		t.Fatalf("fetch = %v, want %s", gerr, fault.GuestHostNotAllowed)
@@ -157,7 +158,7 @@ func TestFetchRedirectRefusedBeforeRequest(t *testing.T) {
 // environment; the refusal comes back immediately, not as a timeout).
 func TestFetchDialGuardBeforeConnect(t *testing.T) {
 	t.Parallel()
-	f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, Timeout: 5 * time.Second}},
+	f := mustFuncs(t, Deps{Net: netPolicy(func(p *NetPolicy) { p.AllowPrivate = loopback; p.Timeout = 5 * time.Second })},
 		"10.0.0.1", "169.254.169.254", "fd00:ec2::254", "0.0.0.0:1", "100.64.0.1")
 	for _, u := range []string{
 		"http://10.0.0.1/", "http://169.254.169.254/latest/meta-data/", "http://[fd00:ec2::254]/",
@@ -188,23 +189,47 @@ func TestFetchTimeout(t *testing.T) {
 	})
 	t.Cleanup(func() { close(release) })
 	host, port := srv.hostPort(t)
-	f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, Timeout: 200 * time.Millisecond}}, host+":"+port)
+	f := mustFuncs(t, Deps{Net: netPolicy(func(p *NetPolicy) { p.AllowPrivate = loopback; p.Timeout = 200 * time.Millisecond })}, host+":"+port)
 	_, gerr := doFetch(t, f, fetchRequest{URL: "http://" + host + ":" + port + "/slow"})
 	if gerr == nil || gerr.Code != fault.GuestTimeout {
 		t.Fatalf("fetch = %v, want %s", gerr, fault.GuestTimeout)
 	}
 }
 
-func TestNetPolicyDefaults(t *testing.T) {
+// NetPolicyOf parses net.allow_private: an address is a one-address prefix,
+// anything else is an error naming the key.
+func TestNetPolicyOf(t *testing.T) {
 	t.Parallel()
-	got := NetPolicy{}.withDefaults()
-	want := NetPolicy{Timeout: 10 * time.Second, MaxResponseBytes: 1 << 20, MaxRedirects: 0}
-	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
-		t.Errorf("defaults (-want +got):\n%s", diff)
+	n := config.Defaults().Net
+	n.AllowPrivate = []string{"10.0.0.0/8", "127.0.0.1", "::1"}
+	got, err := NetPolicyOf(n)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := (NetPolicy{MaxRedirects: -1}).withDefaults().MaxRedirects; got != 0 {
+	want := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
+	if diff := cmp.Diff(want, got.AllowPrivate, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
+		t.Errorf("allow_private (-want +got):\n%s", diff)
+	}
+	if got.Timeout != n.Timeout || got.MaxResponseBytes != int64(n.MaxResponse) || got.MaxRedirects != n.MaxRedirects {
+		t.Errorf("NetPolicyOf(%+v) = %+v", n, got)
+	}
+	n.AllowPrivate = []string{"not-an-address"}
+	if _, err := NetPolicyOf(n); err == nil || !strings.Contains(err.Error(), "net.allow_private") {
+		t.Errorf("NetPolicyOf(not-an-address) = %v, want an error naming net.allow_private", err)
+	}
+	if got := (NetPolicy{MaxRedirects: -1}).checked().MaxRedirects; got != 0 {
 		t.Errorf("MaxRedirects -1 → %d, want 0 (no redirects)", got)
 	}
+}
+
+// netPolicy is the default net.* policy with edit applied.
+func netPolicy(edit func(*NetPolicy)) NetPolicy {
+	p, err := NetPolicyOf(config.Defaults().Net)
+	if err != nil {
+		panic(err)
+	}
+	edit(&p)
+	return p
 }
 
 // TestFetchMaxRedirects: net.max_redirects N follows exactly N redirects;
@@ -235,7 +260,7 @@ func TestFetchMaxRedirects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("max %d hops %d", tt.max, tt.hops), func(t *testing.T) {
 			t.Parallel()
-			f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, MaxRedirects: tt.max}}, host+":"+port)
+			f := mustFuncs(t, Deps{Net: netPolicy(func(p *NetPolicy) { p.AllowPrivate = loopback; p.MaxRedirects = tt.max })}, host+":"+port)
 			res, gerr := doFetch(t, f, fetchRequest{URL: fmt.Sprintf("http://%s:%s/r/%d", host, port, tt.hops)})
 			if tt.wantOK {
 				if gerr != nil || string(res.Body) != "arrived" {
@@ -275,7 +300,7 @@ func TestFetchErrorsHideHostInternals(t *testing.T) {
 	}
 	closedAddr := closed.Addr().String()
 	closed.Close()
-	f := mustFuncs(t, Deps{Net: NetPolicy{AllowPrivate: loopback, Resolver: resolver, Timeout: 5 * time.Second}},
+	f := mustFuncs(t, Deps{Net: netPolicy(func(p *NetPolicy) { p.AllowPrivate = loopback; p.Resolver = resolver; p.Timeout = 5 * time.Second })},
 		"nowhere.example", closedAddr)
 
 	tests := []struct {
@@ -309,7 +334,7 @@ func TestFetchRefusalNamesTheHostNotTheAddress(t *testing.T) {
 	t.Parallel()
 	srv := newFixture(t, func(w http.ResponseWriter, r *http.Request) {})
 	_, port := srv.hostPort(t)
-	f := mustFuncs(t, Deps{}, "localhost:"+port)
+	f := mustFuncs(t, Deps{Net: netPolicy(func(*NetPolicy) {})}, "localhost:"+port)
 	_, gerr := doFetch(t, f, fetchRequest{URL: "http://localhost:" + port + "/x"})
 	if gerr == nil || gerr.Code != fault.GuestAddressRefused {
 		t.Fatalf("fetch = %v, want %s", gerr, fault.GuestAddressRefused)

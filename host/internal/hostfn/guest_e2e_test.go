@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/store"
@@ -27,7 +28,7 @@ const storeValueCap = 4 << 10
 
 func mustStore(t *testing.T, sessions ...string) *store.Store {
 	t.Helper()
-	st, err := store.Open(t.Context(), store.Config{DataDir: t.TempDir(), MaxValueBytes: storeValueCap})
+	st, err := store.Open(t.Context(), store.Config{DataDir: t.TempDir(), Store: valueCap(storeValueCap)})
 	if err != nil {
 		t.Fatalf("store.Open: %v", err)
 	}
@@ -129,9 +130,9 @@ func TestGuestFetch(t *testing.T) {
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
 	allowPrivate := []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
-	granted := mustCompile(t, hostfn.Deps{Net: hostfn.NetPolicy{AllowPrivate: allowPrivate}},
+	granted := mustCompile(t, hostfn.Deps{Net: netPolicy(func(p *hostfn.NetPolicy) { p.AllowPrivate = allowPrivate })},
 		hostfn.Grant{Plugin: "net", AllowedHosts: []string{u.Host}}).mustInstance(t)
-	noPrivate := mustCompile(t, hostfn.Deps{},
+	noPrivate := mustCompile(t, hostfn.Deps{Net: netPolicy(func(*hostfn.NetPolicy) {})},
 		hostfn.Grant{Plugin: "net", AllowedHosts: []string{u.Host}}).mustInstance(t)
 	call := &hostfn.Call{Plugin: "net"}
 
@@ -270,4 +271,21 @@ func TestGuestLog(t *testing.T) {
 			t.Errorf("%d of 300 lines logged, want about the burst of %d", n, hostfn.LogBurst)
 		}
 	})
+}
+
+// valueCap is the default store.* section with store.max_value set to n.
+func valueCap(n config.ByteSize) config.Store {
+	c := config.Defaults().Store
+	c.MaxValue = n
+	return c
+}
+
+// netPolicy is the default net.* policy with edit applied.
+func netPolicy(edit func(*hostfn.NetPolicy)) hostfn.NetPolicy {
+	p, err := hostfn.NetPolicyOf(config.Defaults().Net)
+	if err != nil {
+		panic(err)
+	}
+	edit(&p)
+	return p
 }

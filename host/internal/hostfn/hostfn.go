@@ -3,6 +3,7 @@ package hostfn
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -11,6 +12,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"golang.org/x/time/rate"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
@@ -48,10 +50,10 @@ type NetPolicy struct {
 	// (net.allow_private). Optional. Default: none.
 	AllowPrivate []netip.Prefix
 	// Timeout bounds one fetch, redirects included (net.timeout).
-	// Optional. Default: 10s.
+	// Required (NetPolicyOf sets it).
 	Timeout time.Duration
 	// MaxResponseBytes caps a response body; a larger body is an error
-	// (net.max_response_bytes). Optional. Default: 1 MiB.
+	// (net.max_response). Required (NetPolicyOf sets it).
 	MaxResponseBytes int64
 	// MaxRedirects caps the redirects followed, each re-checked
 	// (net.max_redirects). 0 follows none.
@@ -61,19 +63,26 @@ type NetPolicy struct {
 	Resolver *net.Resolver
 }
 
-// Defaults of NetPolicy.
-const (
-	DefaultFetchTimeout     = 10 * time.Second
-	DefaultMaxResponseBytes = 1 << 20
-)
+// NetPolicyOf is the policy of the net.* section, its allow_private
+// entries (an address or a CIDR prefix each) parsed.
+func NetPolicyOf(n config.Net) (NetPolicy, error) {
+	p := NetPolicy{Timeout: n.Timeout, MaxResponseBytes: int64(n.MaxResponse), MaxRedirects: n.MaxRedirects}
+	for _, s := range n.AllowPrivate {
+		prefix, err := netip.ParsePrefix(s)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(s)
+			if aerr != nil {
+				return p, fmt.Errorf("config net.allow_private: %q is not an address or CIDR prefix", s)
+			}
+			prefix = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		p.AllowPrivate = append(p.AllowPrivate, prefix)
+	}
+	return p, nil
+}
 
-func (p NetPolicy) withDefaults() NetPolicy {
-	if p.Timeout <= 0 {
-		p.Timeout = DefaultFetchTimeout
-	}
-	if p.MaxResponseBytes <= 0 {
-		p.MaxResponseBytes = DefaultMaxResponseBytes
-	}
+// checked is p with a negative MaxRedirects read as none.
+func (p NetPolicy) checked() NetPolicy {
 	p.MaxRedirects = max(p.MaxRedirects, 0)
 	return p
 }
@@ -124,7 +133,7 @@ func newFuncs(deps Deps, grant Grant) *funcs {
 	if deps.Logger == nil {
 		deps.Logger = slog.Default()
 	}
-	deps.Net = deps.Net.withDefaults()
+	deps.Net = deps.Net.checked()
 	f := &funcs{
 		deps:     deps,
 		grant:    grant,

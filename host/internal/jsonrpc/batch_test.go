@@ -15,7 +15,7 @@ import (
 
 // bigEngine serves "big": a 1 MiB string, counting its calls.
 func bigEngine(calls *atomic.Int64, opts ...Option) *Engine {
-	e := NewEngine(opts...)
+	e := NewEngine(testLimits, opts...)
 	big := strings.Repeat("x", 1<<20)
 	e.Register("big", func(context.Context, *Request) (any, error) {
 		calls.Add(1)
@@ -40,7 +40,7 @@ func TestBatchResponseCap(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
 	const limit = 4 << 20
-	e := bigEngine(&calls, WithMaxBatchResponseBytes(limit), WithBatchConcurrency(2))
+	e := bigEngine(&calls, withMaxBatchResponse(limit), withBatchConcurrency(2))
 	body := batchOf(64, "big")
 	reply := e.Handle(t.Context(), []byte(body))
 	defer reply.Done()
@@ -97,7 +97,7 @@ func TestBatchUnderTheCapIsWhole(t *testing.T) {
 func TestResponseBudget(t *testing.T) {
 	t.Parallel()
 	var calls atomic.Int64
-	e := bigEngine(&calls, WithResponseBudget(3<<20))
+	e := bigEngine(&calls, withResponseBudget(3<<20))
 	one := `{"jsonrpc":"2.0","id":"a","method":"big"}`
 	var held []Reply
 	for i := range 3 {

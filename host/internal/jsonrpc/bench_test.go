@@ -9,7 +9,7 @@ import (
 )
 
 func BenchmarkHandle(b *testing.B) {
-	e := NewEngine()
+	e := NewEngine(testLimits)
 	e.Register("echo", func(ctx context.Context, req *Request) (any, error) { return len(req.Params), nil })
 	// execute binds params and answers as skill/execute does.
 	e.Register("execute", func(ctx context.Context, req *Request) (any, error) {

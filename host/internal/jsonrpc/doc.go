@@ -3,7 +3,7 @@
 // An Engine holds the method table. Transports (HTTP, stdio) hand it raw
 // bodies and send back what it returns:
 //
-//	eng := jsonrpc.NewEngine(jsonrpc.WithLogger(logger))
+//	eng := jsonrpc.NewEngine(jsonrpc.Limits{MaxBodyBytes: …, MaxBatch: …, BatchConcurrency: …, MaxBatchResponseBytes: …}, jsonrpc.WithLogger(logger))
 //	eng.Register("echo", func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 //		var p struct{ Text string `json:"text"` }
 //		if err := req.Bind(&p); err != nil {

@@ -13,13 +13,32 @@ import (
 	"github.com/skillhost/skillhost/host/fault"
 )
 
-// Defaults of the Engine options.
-const (
-	DefaultMaxBodyBytes     = 1 << 20 // 1 MiB
-	DefaultMaxBatch         = 64
-	DefaultBatchConcurrency = 8
-	DefaultMaxBatchResponse = 8 << 20 // 8 MiB
-)
+// Limits are an engine's caps; the host passes the rpc.* keys (this
+// package imports only host/fault, so it cannot read the configuration).
+// Every field is required but ResponseBudget.
+type Limits struct {
+	// MaxBodyBytes caps the size of a request body; larger bodies get a
+	// -32600 error with reason body_too_large (rpc.max_body).
+	MaxBodyBytes int
+	// MaxBatch caps the number of requests in a batch; longer batches get
+	// a single -32600 error with reason batch_too_large (rpc.max_batch).
+	MaxBatch int
+	// BatchConcurrency bounds how many requests of one batch run at once
+	// (rpc.batch_concurrency).
+	BatchConcurrency int
+	// MaxBatchResponseBytes caps the total size of one batch's responses:
+	// once they reach it, the element that does not fit and every later
+	// one get -32106 output_limit (elements not started yet are not run),
+	// so a small batch cannot make the host build a huge response
+	// (rpc.max_batch_response).
+	MaxBatchResponseBytes int
+	// ResponseBudget caps the response bytes the engine holds for every
+	// client together: from encoding until the transport calls Reply.Done.
+	// A response that does not fit is replaced by -32106 response_budget
+	// (the client may retry). Streamed events are not counted
+	// (rpc.response_budget). 0: no cap.
+	ResponseBudget int64
+}
 
 // Engine decodes JSON-RPC 2.0 bodies, dispatches them to registered handlers
 // and encodes the responses. It knows nothing about transports. An Engine is
@@ -84,62 +103,6 @@ func WithMiddleware(mw func(method string, h Handler) Handler) Option {
 // Option configures an Engine.
 type Option func(*Engine)
 
-// WithMaxBodyBytes caps the size of a request body; larger bodies get a
-// -32600 error with reason body_too_large. Optional. Default: 1 MiB.
-func WithMaxBodyBytes(n int) Option {
-	return func(e *Engine) {
-		if n > 0 {
-			e.maxBody = n
-		}
-	}
-}
-
-// WithMaxBatch caps the number of requests in a batch; longer batches get a
-// single -32600 error with reason batch_too_large. Optional. Default: 64.
-func WithMaxBatch(n int) Option {
-	return func(e *Engine) {
-		if n > 0 {
-			e.maxBatch = n
-		}
-	}
-}
-
-// WithMaxBatchResponseBytes caps the total size of one batch's responses:
-// once they reach n bytes, the element that does not fit and every later
-// one get -32106 output_limit (elements not started yet are not run), so a
-// small batch cannot make the host build a huge response. Optional. Default:
-// 8 MiB.
-func WithMaxBatchResponseBytes(n int) Option {
-	return func(e *Engine) {
-		if n > 0 {
-			e.maxBatchResponse = n
-		}
-	}
-}
-
-// WithResponseBudget caps the response bytes the engine holds for every
-// client together: from encoding until the transport calls Reply.Done. A
-// response that does not fit is replaced by -32106 response_budget (the
-// client may retry). Streamed events are not counted. Optional. Default: no
-// cap.
-func WithResponseBudget(n int64) Option {
-	return func(e *Engine) {
-		if n > 0 {
-			e.budget = &responseBudget{max: n}
-		}
-	}
-}
-
-// WithBatchConcurrency bounds how many requests of one batch run at once.
-// Optional. Default: 8.
-func WithBatchConcurrency(n int) Option {
-	return func(e *Engine) {
-		if n > 0 {
-			e.batchConc = n
-		}
-	}
-}
-
 // WithLogger sets the logger for handler panics and hidden internal errors.
 // Optional. Default: a logger that discards everything.
 func WithLogger(l *slog.Logger) Option {
@@ -167,14 +130,18 @@ func WithVersionCheck(accept func(version string) bool) Option {
 	return func(e *Engine) { e.accept = accept }
 }
 
-// NewEngine returns an Engine with no methods.
-func NewEngine(opts ...Option) *Engine {
+// NewEngine returns an Engine with no methods under lim. It panics on a
+// limit that is not positive: that is a programming error.
+func NewEngine(lim Limits, opts ...Option) *Engine {
+	if lim.MaxBodyBytes < 1 || lim.MaxBatch < 1 || lim.BatchConcurrency < 1 || lim.MaxBatchResponseBytes < 1 || lim.ResponseBudget < 0 {
+		panic(fmt.Sprintf("jsonrpc: NewEngine needs positive limits, got %+v", lim))
+	}
 	e := &Engine{
-		maxBody:   DefaultMaxBodyBytes,
-		maxBatch:  DefaultMaxBatch,
-		batchConc: DefaultBatchConcurrency,
+		maxBody:   lim.MaxBodyBytes,
+		maxBatch:  lim.MaxBatch,
+		batchConc: lim.BatchConcurrency,
 
-		maxBatchResponse: DefaultMaxBatchResponse,
+		maxBatchResponse: lim.MaxBatchResponseBytes,
 		log:              slog.New(slog.DiscardHandler),
 		accept:           AcceptVersion1,
 		methods:          map[string]Handler{},
@@ -182,6 +149,9 @@ func NewEngine(opts ...Option) *Engine {
 		streams:          map[string]bool{},
 		events:           map[string]bool{},
 		objects:          map[string]bool{},
+	}
+	if lim.ResponseBudget > 0 {
+		e.budget = &responseBudget{max: lim.ResponseBudget}
 	}
 	for _, o := range opts {
 		o(e)

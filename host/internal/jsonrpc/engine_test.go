@@ -52,7 +52,7 @@ func mustResp(t *testing.T, body []byte) wireResp {
 
 func echoEngine(t *testing.T, opts ...Option) *Engine {
 	t.Helper()
-	e := NewEngine(opts...)
+	e := NewEngine(testLimits, opts...)
 	e.Register("echo", func(ctx context.Context, req *Request) (any, error) {
 		if req.Params == nil {
 			return nil, nil
@@ -159,12 +159,12 @@ func TestLimits(t *testing.T) {
 		body       string
 		wantReason string // "" = success expected
 	}{
-		{"body at default limit", nil, `{"jsonrpc":"2.0","method":"echo","params":["` + strings.Repeat("a", DefaultMaxBodyBytes-60) + `"],"id":1}`, ""},
-		{"body over default limit", nil, `{"jsonrpc":"2.0","method":"echo","params":["` + strings.Repeat("a", DefaultMaxBodyBytes) + `"],"id":1}`, fault.ReasonBodyTooLarge},
-		{"body over custom limit", []Option{WithMaxBodyBytes(64)}, `{"jsonrpc":"2.0","method":"echo","params":["` + strings.Repeat("a", 64) + `"],"id":1}`, fault.ReasonBodyTooLarge},
-		{"batch at default limit", nil, batch(DefaultMaxBatch), ""},
-		{"batch over default limit", nil, batch(DefaultMaxBatch + 1), fault.ReasonBatchTooLarge},
-		{"batch over custom limit", []Option{WithMaxBatch(2)}, batch(3), fault.ReasonBatchTooLarge},
+		{"body at default limit", nil, `{"jsonrpc":"2.0","method":"echo","params":["` + strings.Repeat("a", testLimits.MaxBodyBytes-60) + `"],"id":1}`, ""},
+		{"body over default limit", nil, `{"jsonrpc":"2.0","method":"echo","params":["` + strings.Repeat("a", testLimits.MaxBodyBytes) + `"],"id":1}`, fault.ReasonBodyTooLarge},
+		{"body over custom limit", []Option{withMaxBody(64)}, `{"jsonrpc":"2.0","method":"echo","params":["` + strings.Repeat("a", 64) + `"],"id":1}`, fault.ReasonBodyTooLarge},
+		{"batch at default limit", nil, batch(testLimits.MaxBatch), ""},
+		{"batch over default limit", nil, batch(testLimits.MaxBatch + 1), fault.ReasonBatchTooLarge},
+		{"batch over custom limit", []Option{withMaxBatch(2)}, batch(3), fault.ReasonBatchTooLarge},
 		{"hostile batch of scalars", nil, "[" + strings.Repeat("1,", 200000) + "1]", fault.ReasonBatchTooLarge},
 		{"hostile nesting", nil, strings.Repeat("[", 20000) + strings.Repeat("]", 20000), fault.ReasonParse},
 	}
@@ -195,7 +195,7 @@ func TestBatchConcurrentAndOrdered(t *testing.T) {
 	var inflight, peak atomic.Int64
 	ready := make(chan struct{})
 	var once atomic.Bool
-	e := NewEngine(WithBatchConcurrency(bound))
+	e := NewEngine(testLimits, withBatchConcurrency(bound))
 	e.Register("slow", func(ctx context.Context, req *Request) (any, error) {
 		cur := inflight.Add(1)
 		defer inflight.Add(-1)
@@ -298,7 +298,7 @@ func TestMethods(t *testing.T) {
 func TestStreamingMethodRefusedBeforeItRuns(t *testing.T) {
 	t.Parallel()
 	var ran atomic.Int32
-	eng := NewEngine()
+	eng := NewEngine(testLimits)
 	eng.Register("watch", func(context.Context, *Request) (any, error) {
 		ran.Add(1)
 		return nil, nil
@@ -320,7 +320,7 @@ func TestStreamingMethodRefusedBeforeItRuns(t *testing.T) {
 func TestMiddlewareWrapsEveryMethod(t *testing.T) {
 	t.Parallel()
 	var seen []string
-	eng := NewEngine(WithMiddleware(func(method string, h Handler) Handler {
+	eng := NewEngine(testLimits, WithMiddleware(func(method string, h Handler) Handler {
 		return func(ctx context.Context, req *Request) (any, error) {
 			seen = append(seen, method)
 			return h(ctx, req)

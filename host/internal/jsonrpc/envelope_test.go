@@ -12,7 +12,7 @@ import (
 
 func metaEngine(t *testing.T, opts ...Option) *Engine {
 	t.Helper()
-	e := NewEngine(opts...)
+	e := NewEngine(testLimits, opts...)
 	e.Register("meta", func(ctx context.Context, req *Request) (any, error) {
 		var p map[string]any
 		if err := req.Bind(&p); err != nil {

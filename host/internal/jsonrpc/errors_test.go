@@ -19,7 +19,7 @@ import (
 
 func failingEngine(t *testing.T, err error, opts ...Option) *Engine {
 	t.Helper()
-	e := NewEngine(opts...)
+	e := NewEngine(testLimits, opts...)
 	e.Register("fail", func(context.Context, *Request) (any, error) { return nil, err })
 	return e
 }
@@ -122,7 +122,7 @@ func TestA2AErrorData(t *testing.T) {
 func TestPanicRecovered(t *testing.T) {
 	t.Parallel()
 	logs := &testutil.LogBuffer{}
-	e := NewEngine(WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	e := NewEngine(testLimits, WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	e.Register("boom", func(context.Context, *Request) (any, error) { panic("secret state") })
 	e.Register("ok", func(context.Context, *Request) (any, error) { return "fine", nil })
 	for range 3 {
@@ -159,7 +159,7 @@ func TestStreamResults(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
 	var made []*testStream
-	e := NewEngine()
+	e := NewEngine(testLimits)
 	e.Register("watch", func(context.Context, *Request) (any, error) {
 		s := &testStream{events: []any{"a", "b"}}
 		mu.Lock()

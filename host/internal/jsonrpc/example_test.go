@@ -9,7 +9,8 @@ import (
 )
 
 func ExampleEngine() {
-	eng := jsonrpc.NewEngine()
+	// The host passes its rpc.* keys.
+	eng := jsonrpc.NewEngine(jsonrpc.Limits{MaxBodyBytes: 1 << 20, MaxBatch: 64, BatchConcurrency: 8, MaxBatchResponseBytes: 8 << 20})
 	eng.Register("greet", func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		var p struct {
 			Name string `json:"name"`

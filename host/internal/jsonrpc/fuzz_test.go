@@ -45,7 +45,7 @@ func isNotification(raw []byte) bool {
 
 func FuzzHandle(f *testing.F) {
 	addSeeds(f)
-	e := specEngine(f, nil, WithMaxBodyBytes(64<<10))
+	e := specEngine(f, nil, withMaxBody(64<<10))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		reply := e.Handle(t.Context(), body)
 		if reply.Streaming() {

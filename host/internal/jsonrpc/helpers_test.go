@@ -17,7 +17,7 @@ import (
 // examples (section 7).
 func specEngine(t testing.TB, notified *atomic.Int64, opts ...Option) *Engine {
 	t.Helper()
-	e := NewEngine(opts...)
+	e := NewEngine(testLimits, opts...)
 	e.Register("subtract", func(ctx context.Context, req *Request) (any, error) {
 		if kindOf(req.Params) == '[' {
 			var p []int
@@ -146,4 +146,16 @@ func normalizeErrors(t testing.TB, v any) {
 			data[k] = "*"
 		}
 	}
+}
+
+// testLimits are the limits the tests' engines run with (the host's
+// defaults, rpc.*), unless a test adjusts one with the options below.
+var testLimits = Limits{MaxBodyBytes: 1 << 20, MaxBatch: 64, BatchConcurrency: 8, MaxBatchResponseBytes: 8 << 20}
+
+func withMaxBody(n int) Option          { return func(e *Engine) { e.maxBody = n } }
+func withMaxBatch(n int) Option         { return func(e *Engine) { e.maxBatch = n } }
+func withBatchConcurrency(n int) Option { return func(e *Engine) { e.batchConc = n } }
+func withMaxBatchResponse(n int) Option { return func(e *Engine) { e.maxBatchResponse = n } }
+func withResponseBudget(n int64) Option {
+	return func(e *Engine) { e.budget = &responseBudget{max: n} }
 }

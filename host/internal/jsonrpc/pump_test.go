@@ -47,7 +47,7 @@ func value(v any) func() (any, error) { return func() (any, error) { return v, n
 
 // pumpEngine serves "plain" and "a2a" (ErrorInfo style), each streaming st.
 func pumpEngine(st *scripted) *Engine {
-	e := NewEngine()
+	e := NewEngine(testLimits)
 	h := func(context.Context, *Request) (any, error) { return st, nil }
 	e.Register("plain", h, Streaming())
 	e.RegisterA2A("a2a", h, Streaming())
@@ -112,7 +112,7 @@ func TestPumpErrorsInTheMethodsStyle(t *testing.T) {
 				t.Errorf("error %d data %s, want -32104 with data starting %q", got[1].Error.Code, got[1].Error.Data, tt.wantData)
 			}
 			// The same error without streaming has the same data shape.
-			e := NewEngine()
+			e := NewEngine(testLimits)
 			e.RegisterA2A("a2a", func(context.Context, *Request) (any, error) { return fail() })
 			e.Register("plain", func(context.Context, *Request) (any, error) { return fail() })
 			var direct pumped

@@ -38,7 +38,7 @@ func TestWithRejected(t *testing.T) {
 			t.Parallel()
 			var mu sync.Mutex
 			var got []string
-			e := NewEngine(WithMaxBodyBytes(256), WithRejected(func(_ context.Context, method string, err error) {
+			e := NewEngine(testLimits, withMaxBody(256), WithRejected(func(_ context.Context, method string, err error) {
 				mu.Lock()
 				defer mu.Unlock()
 				got = append(got, method+" "+fault.From(err).WireReason())

@@ -15,7 +15,7 @@ import (
 func TestRun(t *testing.T) {
 	t.Parallel()
 	var seen []string
-	eng := NewEngine(WithMiddleware(func(method string, h Handler) Handler {
+	eng := NewEngine(testLimits, WithMiddleware(func(method string, h Handler) Handler {
 		return func(ctx context.Context, req *Request) (any, error) {
 			seen = append(seen, method)
 			if method == "Refused" {

@@ -15,14 +15,8 @@ import (
 	"github.com/skillhost/skillhost/host/internal/share"
 )
 
-// HTTP session bounds.
+// HTTP session bounds that are not configuration keys.
 const (
-	// MaxHTTPSessions is the default of Config.MaxSessions: the MCP
-	// sessions open over HTTP on one host.
-	MaxHTTPSessions = 1024
-	// MaxHTTPSessionsPerKey is the default of Config.MaxSessionsPerKey:
-	// those of one key, a quarter of the host's.
-	MaxHTTPSessionsPerKey = 256
 	// HTTPSessionIdle closes an MCP session over HTTP unused this long.
 	HTTPSessionIdle = 30 * time.Minute
 	sessionHeader   = "Mcp-Session-Id"
@@ -32,16 +26,7 @@ const (
 // key. A refused POST is answered 503 (host full, as before shares) or 429
 // (the key's share), with a JSON-RPC error body (see refuse).
 func newSessionCounter(cfg Config) *share.Counter {
-	limit, per := cfg.MaxSessions, cfg.MaxSessionsPerKey
-	if limit <= 0 {
-		limit = MaxHTTPSessions
-	}
-	switch {
-	case per == 0:
-		per = min(MaxHTTPSessionsPerKey, limit)
-	case per < 0:
-		per = 0 // no per-key share
-	}
+	limit, per := cfg.MaxSessions, cfg.MaxSessionsPerKey // mcp.max_sessions, mcp.max_sessions_per_key (0: no share)
 	return share.New(share.Config{
 		Resource: "mcp_sessions", What: "MCP sessions",
 		Limit: limit, LimitKey: "mcp.max_sessions", Share: per, ShareKey: "mcp.max_sessions_per_key",

@@ -11,6 +11,7 @@ import (
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/auth"
@@ -31,14 +32,14 @@ type Invoker interface {
 
 // Config configures New.
 type Config struct {
+	// MCP is the mcp.* section: max_sessions caps the MCP sessions open
+	// over HTTP on this host, max_sessions_per_key those of one key (0: no
+	// per-key share). Optional: the zero section is config.Defaults().MCP.
+	config.MCP
 	Invoker  Invoker                 // the engine the A2A methods are registered on
 	Snapshot func() *plugin.Snapshot // the registry's current snapshot
 	Version  string                  // reported as the server's version
 	Logger   *slog.Logger
-	// MaxSessions caps the MCP sessions open over HTTP on this host, and
-	// MaxSessionsPerKey those of one key. Optional. Defaults:
-	// MaxHTTPSessions, MaxHTTPSessionsPerKey (-1: no per-key share).
-	MaxSessions, MaxSessionsPerKey int
 }
 
 // Server is the MCP server of a host. It is safe for concurrent use.
@@ -56,6 +57,9 @@ type Server struct {
 // New returns a Server listing the snapshot's skills as tools. Call Update
 // on every registry change (plugin.Registry.OnChange).
 func New(cfg Config) *Server {
+	if cfg.MCP == (config.MCP{}) {
+		cfg.MCP = config.Defaults().MCP
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}

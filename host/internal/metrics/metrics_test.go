@@ -16,7 +16,7 @@ import (
 func TestMiddlewareCountsOutcomes(t *testing.T) {
 	t.Parallel()
 	m := metrics.New()
-	eng := jsonrpc.NewEngine()
+	eng := jsonrpc.NewEngine(jsonrpc.Limits{MaxBodyBytes: 1 << 20, MaxBatch: 64, BatchConcurrency: 8, MaxBatchResponseBytes: 8 << 20})
 	eng.Register("ok", m.Middleware("ok", func(context.Context, *jsonrpc.Request) (any, error) { return "fine", nil }))
 	eng.Register("slow", m.Middleware("slow", func(context.Context, *jsonrpc.Request) (any, error) {
 		return nil, fault.New(fault.Timeout, fault.ReasonTimeout, "too slow")

@@ -18,6 +18,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 	"github.com/skillhost/skillhost/host/internal/store"
+	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -64,6 +65,9 @@ func mustService(t *testing.T) (*Service, *events.Bus) {
 	if err := reg.LoadDir(ctx, root); err != nil {
 		t.Fatal(err)
 	}
+	// Plugins compile in the background; on a loaded machine a first
+	// call could outwait its deadline (plugin_loading) behind them.
+	testutil.MustCompiled(t, reg)
 	return New(Deps{Bus: bus, Agents: reg, Logger: quiet}), bus
 }
 

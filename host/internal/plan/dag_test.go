@@ -122,7 +122,7 @@ func TestDiamondPlan(t *testing.T) {
 // completes, A ran once, B and C ran again, D once.
 func TestRestartMidParallelSteps(t *testing.T) {
 	t.Parallel()
-	cfg := Config{AckWait: time.Second}
+	cfg := plans(func(c *Config) { c.AckWait = time.Second })
 	e := mustEnv(t, "", cfg)
 	sess := mustSession(t, e)
 	mustCreate(t, e, sess, "crash", diamond(2500))
@@ -154,7 +154,7 @@ func TestRestartMidParallelSteps(t *testing.T) {
 // wait for it instead of failing with pool_saturated).
 func TestParallelStepsAreBounded(t *testing.T) {
 	t.Parallel()
-	one := mustEnv(t, "", Config{Workers: 1})
+	one := mustEnv(t, "", plans(func(c *Config) { c.Workers = 1 }))
 	many := mustEnv(t, "", Config{})
 	n := burnIterations(t, many, 500*time.Millisecond)
 	burn := func(id, skill string) map[string]any {

@@ -100,21 +100,21 @@ func (s Step) Timeout() time.Duration { return time.Duration(s.TimeoutMS) * time
 // fields, duplicate or malformed step ids, unknown step types, empty actions
 // and anything over the caps of cfg are InvalidParams errors whose message
 // and data name the offending field (e.g. "plan_definition.steps[2].id").
-func ParseDefinition(raw json.RawMessage, cfg Config) (*Definition, error) {
-	cfg, err := cfg.withDefaults()
+func ParseDefinition(raw json.RawMessage, section Config) (*Definition, error) {
+	cfg, err := resolve(section)
 	if err != nil {
 		return nil, err
 	}
 	return parseDefinition(raw, cfg)
 }
 
-func parseDefinition(raw json.RawMessage, cfg Config) (*Definition, error) {
+func parseDefinition(raw json.RawMessage, cfg settings) (*Definition, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, badField("plan_definition", "is required: {name, steps:[{id, type, action, params?, depends_on?, retry?}]}")
 	}
-	if len(raw) > cfg.MaxDefinitionBytes {
-		return nil, badField("plan_definition", fmt.Sprintf("is %d bytes, over the %d-byte limit", len(raw), cfg.MaxDefinitionBytes))
+	if len(raw) > int(cfg.MaxDefinition) {
+		return nil, badField("plan_definition", fmt.Sprintf("is %d bytes, over the %d-byte limit", len(raw), int(cfg.MaxDefinition)))
 	}
 	if raw[0] != '{' {
 		return nil, badField("plan_definition", "must be an object")
@@ -134,7 +134,7 @@ func parseDefinition(raw json.RawMessage, cfg Config) (*Definition, error) {
 	return &d, nil
 }
 
-func (d *Definition) validate(cfg Config) error {
+func (d *Definition) validate(cfg settings) error {
 	switch {
 	case strings.TrimSpace(d.Name) == "":
 		return badField("plan_definition.name", "is required")
@@ -169,7 +169,7 @@ func (d *Definition) validate(cfg Config) error {
 	return d.checkReferences(g)
 }
 
-func (s *Step) validate(field string, cfg Config) *fault.Error {
+func (s *Step) validate(field string, cfg settings) *fault.Error {
 	switch s.Type {
 	case TypeSkill:
 		if s.Agent != "" {
@@ -198,8 +198,8 @@ func (s *Step) validate(field string, cfg Config) *fault.Error {
 		p = nil
 	}
 	s.Params = p
-	if s.TimeoutMS < 0 || s.Timeout() > cfg.MaxPlanTimeout {
-		return badField(field+".timeout_ms", fmt.Sprintf("must be a positive number of milliseconds, at most %d", cfg.MaxPlanTimeout.Milliseconds()))
+	if s.TimeoutMS < 0 || s.Timeout() > cfg.MaxTimeout {
+		return badField(field+".timeout_ms", fmt.Sprintf("must be a positive number of milliseconds, at most %d", cfg.MaxTimeout.Milliseconds()))
 	}
 	if r := s.Retry; r != nil {
 		if r.MaxAttempts < 1 || r.MaxAttempts > MaxRetryAttempts {

@@ -8,12 +8,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 )
 
 func TestParseDefinitionRefusesBadPlans(t *testing.T) {
 	t.Parallel()
-	manySteps := make([]map[string]any, DefaultMaxSteps+1)
+	manySteps := make([]map[string]any, config.Defaults().Plans.MaxSteps+1)
 	for i := range manySteps {
 		manySteps[i] = step(fmt.Sprintf("s%d", i), "echo", "")
 	}
@@ -38,7 +39,7 @@ func TestParseDefinitionRefusesBadPlans(t *testing.T) {
 		{"control character in name", `{"name":"a\u0007","steps":[{"id":"a","type":"skill","action":"echo"}]}`, "plan_definition.name"},
 		{"no steps", `{"name":"x","steps":[]}`, "plan_definition.steps"},
 		{"too many steps", string(definition(manySteps...)), "plan_definition.steps"},
-		{"too large", `{"name":"x","description":"` + strings.Repeat("d", DefaultMaxDefinitionBytes) + `","steps":[]}`, "plan_definition"},
+		{"too large", `{"name":"x","description":"` + strings.Repeat("d", int(config.Defaults().Plans.MaxDefinition)) + `","steps":[]}`, "plan_definition"},
 		{"bad step id", `{"name":"x","steps":[{"id":"a b","type":"skill","action":"echo"}]}`, "plan_definition.steps[0].id"},
 		{"long step id", `{"name":"x","steps":[{"id":"` + strings.Repeat("a", 65) + `","type":"skill","action":"echo"}]}`, "plan_definition.steps[0].id"},
 		{"duplicate step id", `{"name":"x","steps":[{"id":"a","type":"skill","action":"echo"},{"id":"a","type":"skill","action":"echo"}]}`, "plan_definition.steps[1].id"},
@@ -103,7 +104,7 @@ func FuzzParseDefinition(f *testing.F) {
 			}
 			return
 		}
-		if len(def.Steps) == 0 || len(def.Steps) > DefaultMaxSteps || def.Name == "" {
+		if len(def.Steps) == 0 || len(def.Steps) > config.Defaults().Plans.MaxSteps || def.Name == "" {
 			t.Fatalf("accepted %q", in)
 		}
 	})

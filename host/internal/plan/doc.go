@@ -28,7 +28,7 @@
 //
 // Usage (host wiring):
 //
-//	m, err := plan.Open(ctx, plan.Deps{Store: st, Skills: registry, Sessions: st}, plan.Config{})
+//	m, err := plan.Open(ctx, plan.Deps{Store: st, Skills: registry, Sessions: st}, cfg.Plans) // the plans.* section
 //	m.Register(engine, metrics.Middleware)
 //	go m.Run(bg) // until bg ends: running steps are interrupted and handed back
 package plan

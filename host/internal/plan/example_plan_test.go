@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
@@ -26,7 +27,7 @@ func TestPlanJSONMatchesFirstPartyPlugins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := def.checkInput(input, DefaultMaxRecordBytes); err != nil {
+	if err := def.checkInput(input, int(config.Defaults().Plans.MaxRecord)); err != nil {
 		t.Errorf("input.json: %v", err)
 	}
 	owner := map[string]string{} // skill id -> plugin name

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 )
 
@@ -154,7 +155,7 @@ func TestCheckInput(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			err := def.checkInput(json.RawMessage(tt.input), DefaultMaxRecordBytes)
+			err := def.checkInput(json.RawMessage(tt.input), int(config.Defaults().Plans.MaxRecord))
 			if tt.msg == "" {
 				if err != nil {
 					t.Fatal(err)

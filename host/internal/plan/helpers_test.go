@@ -17,6 +17,7 @@ import (
 
 	extism "github.com/extism/go-sdk"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/events"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
@@ -25,6 +26,18 @@ import (
 	"github.com/skillhost/skillhost/host/internal/store"
 	"github.com/skillhost/skillhost/host/internal/testutil"
 )
+
+// plans is the default plans.* section with edit applied.
+func plans(edit func(*Config)) Config {
+	c := config.Defaults().Plans
+	edit(&c)
+	return c
+}
+
+// withSecret is the default plans.* section with plans.webhook_secret set.
+func withSecret(secret string) Config {
+	return plans(func(c *Config) { c.WebhookSecret = secret })
+}
 
 // testPlugins are the plugin folders every test host serves: the hostile
 // fixture (echo, loop, trap, fail) and burn (a slow, successful step).
@@ -211,17 +224,20 @@ func mustEnv(t *testing.T, data string, cfg Config, opts ...func(*Deps)) *env {
 		t.Fatal(err)
 	}
 	e.reg = plugin.NewRegistry(rt, plugin.RegistryOptions{Logger: quiet,
-		HostFunctions: func(m *plugin.Manifest) []extism.HostFunction {
+		HostFunctions: func(m *plugin.Manifest, _ *plugin.Registry) []extism.HostFunction {
 			return hostfn.New(hostfn.Deps{Context: e.st, Logger: quiet}, hostfn.Grant{Plugin: m.Name})
 		}})
 	if err := e.reg.LoadDir(ctx, e.plugins); err != nil {
 		t.Fatal(err)
 	}
+	// Plugins compile in the background; on a loaded machine a first
+	// call could outwait its deadline (plugin_loading) behind them.
+	testutil.MustCompiled(t, e.reg)
 	if e.bus, err = events.Open(ctx, e.st, events.Config{}); err != nil {
 		t.Fatal(err)
 	}
 	deps := Deps{Store: e.st, Skills: e.reg, Sessions: e.st, Events: e.bus, Logger: quiet,
-		Webhooks: NewWebhooks(WebhookConfig{Secret: testSecret, Net: hostfn.NetPolicy{AllowPrivate: loopback, Timeout: 5 * time.Second}, Backoff: 50 * time.Millisecond})}
+		Webhooks: NewWebhooks(WebhookConfig{Plans: withSecret(testSecret), Net: hostfn.NetPolicy{AllowPrivate: loopback, Timeout: 5 * time.Second}, Backoff: 50 * time.Millisecond})}
 	for _, o := range opts {
 		o(&deps)
 	}

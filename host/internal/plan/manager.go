@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/events"
@@ -67,7 +68,7 @@ type Deps struct {
 // concurrent use; Run executes the steps. Every host of a cluster runs one
 // Manager on the same bucket and stream: any of them may run any step.
 type Manager struct {
-	cfg        Config
+	cfg        settings
 	log        *slog.Logger
 	st         *store.Store // this host's boot (Boot) and the others' liveness (Dead)
 	recs       *records
@@ -90,8 +91,8 @@ type Manager struct {
 
 // Open binds (creating when missing) the plans bucket, the step work-queue
 // stream and its durable consumer. Call Run to execute steps.
-func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
-	cfg, err := cfg.withDefaults()
+func Open(ctx context.Context, d Deps, section Config) (*Manager, error) {
+	cfg, err := resolve(section)
 	if err != nil {
 		return nil, err
 	}
@@ -101,17 +102,15 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	if cfg.Replicas == 0 {
-		cfg.Replicas = d.Store.Replicas()
-	}
-	cfg.MaxRecordBytes = int(min(int64(cfg.MaxRecordBytes), d.Store.MaxRecordBytes()))
+	cfg.replicas = d.Store.Replicas()
+	cfg.MaxRecord = min(cfg.MaxRecord, config.ByteSize(d.Store.MaxRecordBytes()))
 	if d.Executor == nil {
 		d.Executor = NewLocalExecutor(d.Skills)
 	}
 	kv, err := store.OpenBucket[Record](ctx, d.Store, store.BucketConfig{
 		Name: Bucket, Description: "skillhost plans and their checkpoints",
-		TTL: cfg.Retention, MaxValueBytes: int32(cfg.MaxRecordBytes), MaxBytes: cfg.MaxBucketBytes,
-		Replicas: cfg.Replicas, What: "plan", Retries: maxUpdateRetries, Contended: contended,
+		TTL: cfg.Retention, MaxValueBytes: int32(cfg.MaxRecord), MaxBytes: int64(cfg.MaxBucket),
+		Replicas: cfg.replicas, What: "plan", Retries: maxUpdateRetries, Contended: contended,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("plan: open bucket: %w", err)
@@ -125,7 +124,7 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 		AckWait:             cfg.AckWait,
 		MaxDeliver:          cfg.MaxDeliver,
 		Dedupe:              DefaultDuplicates,
-		Replicas:            cfg.Replicas,
+		Replicas:            cfg.replicas,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("plan: open queue %s: %w", Stream, err)
@@ -141,7 +140,7 @@ func Open(ctx context.Context, d Deps, cfg Config) (*Manager, error) {
 		}
 	}
 	return &Manager{
-		cfg: cfg, log: d.Logger, st: d.Store, recs: &records{kv: kv, max: cfg.MaxRecordBytes, prov: d.Provenance, usage: usage}, jobs: jobs, hooks: hooks,
+		cfg: cfg, log: d.Logger, st: d.Store, recs: &records{kv: kv, max: int(cfg.MaxRecord), prov: d.Provenance, usage: usage}, jobs: jobs, hooks: hooks,
 		exec: d.Executor, sessions: d.Sessions, events: d.Events, webhooks: d.Webhooks, snapshot: d.Snapshot, principals: d.Principals,
 		workers: make(chan struct{}, cfg.Workers), listBytes: maxListBytes, steps: map[string]map[int]context.CancelFunc{},
 	}, nil
@@ -220,15 +219,15 @@ func (m *Manager) Execute(ctx context.Context, sessionID, planID string, opts Ex
 	if _, err := m.requireSession(ctx, sessionID); err != nil {
 		return nil, err
 	}
-	if opts.Timeout < 0 || opts.Timeout > m.cfg.MaxPlanTimeout {
-		return nil, badField("execution_options.timeout", fmt.Sprintf("must be a positive number of milliseconds, at most %d", m.cfg.MaxPlanTimeout.Milliseconds()))
+	if opts.Timeout < 0 || opts.Timeout > m.cfg.MaxTimeout {
+		return nil, badField("execution_options.timeout", fmt.Sprintf("must be a positive number of milliseconds, at most %d", m.cfg.MaxTimeout.Milliseconds()))
 	}
 	input := bytes.TrimSpace(opts.Input)
 	if string(input) == "null" {
 		input = nil
 	}
-	if len(input) > m.cfg.MaxDefinitionBytes {
-		return nil, badField("input", fmt.Sprintf("is %d bytes, over the %d-byte limit", len(input), m.cfg.MaxDefinitionBytes))
+	if len(input) > int(m.cfg.MaxDefinition) {
+		return nil, badField("input", fmt.Sprintf("is %d bytes, over the %d-byte limit", len(input), int(m.cfg.MaxDefinition)))
 	}
 	var hook *Webhook
 	if opts.Webhook != "" || opts.WebhookSecret != "" {
@@ -247,7 +246,7 @@ func (m *Manager) Execute(ctx context.Context, sessionID, planID string, opts Ex
 	if err := m.authorize(ctx, &rec.Definition); err != nil {
 		return nil, err
 	}
-	if err := rec.Definition.checkInput(input, m.cfg.MaxRecordBytes); err != nil {
+	if err := rec.Definition.checkInput(input, int(m.cfg.MaxRecord)); err != nil {
 		return nil, err
 	}
 	g := rec.Definition.graph()

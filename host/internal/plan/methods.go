@@ -99,9 +99,9 @@ func (m *Manager) rpcExecute(ctx context.Context, req *jsonrpc.Request) (any, er
 		opts.Parallel = o.Parallel != nil && *o.Parallel
 		opts.Webhook, opts.WebhookSecret = o.Webhook, o.WebhookSecret
 		if o.Timeout != nil {
-			if *o.Timeout <= 0 || *o.Timeout > float64(m.cfg.MaxPlanTimeout.Milliseconds()) {
+			if *o.Timeout <= 0 || *o.Timeout > float64(m.cfg.MaxTimeout.Milliseconds()) {
 				return nil, badField("execution_options.timeout", "must be a positive number of milliseconds, at most "+
-					m.cfg.MaxPlanTimeout.String())
+					m.cfg.MaxTimeout.String())
 			}
 			opts.Timeout = time.Duration(*o.Timeout * float64(time.Millisecond))
 		}

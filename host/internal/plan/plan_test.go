@@ -159,7 +159,7 @@ func TestPlanMethodErrors(t *testing.T) {
 
 func TestCancelStopsTheRunningStep(t *testing.T) {
 	t.Parallel()
-	e := mustEnv(t, "", Config{Workers: 1})
+	e := mustEnv(t, "", plans(func(c *Config) { c.Workers = 1 }))
 	ctx := localCtx()
 	sess := mustSession(t, e)
 	mustCreate(t, e, sess, "forever", definition(step("spin", "loop", ""), step("after", "echo", "")))
@@ -218,7 +218,7 @@ func TestRestartResumesFromCheckpoint(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cfg := Config{AckWait: time.Second}
+			cfg := plans(func(c *Config) { c.AckWait = time.Second })
 			e := mustEnv(t, "", cfg)
 			n := burnIterations(t, e, 1500*time.Millisecond)
 			sess := mustSession(t, e)

@@ -33,7 +33,7 @@ func slowPlan(n int64) []byte {
 // it goes on serving other plans.
 func TestPoisonStepIsQuarantined(t *testing.T) {
 	t.Parallel()
-	cfg := Config{AckWait: time.Second}
+	cfg := plans(func(c *Config) { c.AckWait = time.Second })
 	e := mustEnv(t, "", cfg)
 	n := burnIterations(t, e, 20*time.Second) // never finishes before the crash
 	sess := mustSession(t, e)
@@ -89,7 +89,7 @@ func TestPoisonStepIsQuarantined(t *testing.T) {
 // timeouts runs every attempt: neither is a host death.
 func TestRestartsThatAreNoCrash(t *testing.T) {
 	t.Parallel()
-	cfg := Config{AckWait: time.Second, MaxCrashes: 1}
+	cfg := plans(func(c *Config) { c.AckWait = time.Second; c.MaxCrashes = 1 })
 	t.Run("graceful shutdowns", func(t *testing.T) {
 		t.Parallel()
 		e := mustEnv(t, "", cfg)

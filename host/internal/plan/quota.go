@@ -18,9 +18,6 @@ import (
 // executing plans are written into that room, never refused for a quota.
 // Local principals are not capped.
 
-// DefaultMaxPerKey is the default of Config.MaxPerKey.
-const DefaultMaxPerKey = 10_000
-
 // Configuration keys named in refusals.
 const (
 	limitPlansPerKey     = "plans.max_per_key"
@@ -32,9 +29,9 @@ const (
 var maxKeyBytes = int64(base64.RawURLEncoding.EncodedLen(store.MaxSessionIDLen) + 1 +
 	base64.RawURLEncoding.EncodedLen(MaxPlanIDBytes))
 
-func openPlanUsage(ctx context.Context, st *store.Store, cfg Config) (*store.Usage, error) {
+func openPlanUsage(ctx context.Context, st *store.Store, cfg settings) (*store.Usage, error) {
 	return st.OpenUsage(ctx, store.UsageConfig{
-		Name: "plans", Bucket: Bucket, MaxCount: cfg.MaxPerKey, MaxBytes: cfg.MaxBytesPerKey, Reserve: cfg.Reserve,
+		Name: "plans", Bucket: Bucket, MaxCount: cfg.MaxPerKey, MaxBytes: int64(cfg.MaxBytesPerKey), Reserve: int64(cfg.Reserve),
 		CountLimit: limitPlansPerKey, BytesLimit: limitPlanBytesPerKey, ReserveLimit: limitPlansReserve,
 	})
 }

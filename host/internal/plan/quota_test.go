@@ -94,7 +94,7 @@ func refusedAs(t *testing.T, what string, err error, reason, limit string) {
 // after the plans ran and after a restart.
 func TestPlanQuotaIsPerKey(t *testing.T) {
 	t.Parallel()
-	cfg := Config{MaxPerKey: 2}
+	cfg := plans(func(c *Config) { c.MaxPerKey = 2 })
 	e := mustEnv(t, "", cfg)
 	alice, sa := keyCtx(t, e, "alice")
 	bob, sb := keyCtx(t, e, "bob")
@@ -132,7 +132,7 @@ func TestPlanQuotaIsPerKey(t *testing.T) {
 func TestPlanByteQuotaCountsExecutingPlans(t *testing.T) {
 	t.Parallel()
 	g := &gate{open: make(chan struct{}), n: 100}
-	e := mustEnv(t, "", Config{MaxRecordBytes: 512 << 10, MaxBytesPerKey: 1<<20 + 64<<10}, withGate(g))
+	e := mustEnv(t, "", plans(func(c *Config) { c.MaxRecord = 512 << 10; c.MaxBytesPerKey = 1<<20 + 64<<10 }), withGate(g))
 	alice, sa := keyCtx(t, e, "alice")
 	bob, sb := keyCtx(t, e, "bob")
 	def := definition(step("s1", "gate", ""))
@@ -174,7 +174,7 @@ func TestPlanByteQuotaCountsExecutingPlans(t *testing.T) {
 func TestPlanReserveKeepsRoomForExecutingPlans(t *testing.T) {
 	t.Parallel()
 	g := &gate{open: make(chan struct{}), n: 300 << 10}
-	e := mustEnv(t, "", Config{MaxRecordBytes: 512 << 10, MaxBucketBytes: 4 << 20, Reserve: 1 << 20}, withGate(g))
+	e := mustEnv(t, "", plans(func(c *Config) { c.MaxRecord = 512 << 10; c.MaxBucket = 4 << 20; c.Reserve = 1 << 20 }), withGate(g))
 	local, sl := localCtx(), mustSession(t, e)
 	bob, sb := keyCtx(t, e, "bob")
 	if _, err := e.m.Create(local, CreateRequest{SessionID: sl, PlanID: "run", Definition: definition(step("s1", "gate", ""))}); err != nil {

@@ -19,7 +19,7 @@ import (
 // wire is a JSON-RPC engine serving the plan methods of e.
 func wire(t *testing.T, e *env) func(body string) map[string]any {
 	t.Helper()
-	eng := jsonrpc.NewEngine()
+	eng := jsonrpc.NewEngine(jsonrpc.Limits{MaxBodyBytes: 1 << 20, MaxBatch: 64, BatchConcurrency: 8, MaxBatchResponseBytes: 8 << 20})
 	e.m.Register(eng, nil)
 	return func(body string) map[string]any {
 		t.Helper()
@@ -128,7 +128,7 @@ func TestWireErrors(t *testing.T) {
 // MaxRecordBytes fails the plan with Resource exhausted, not the host.
 func TestCheckpointCap(t *testing.T) {
 	t.Parallel()
-	e := mustEnv(t, "", Config{MaxDefinitionBytes: 8 << 10, MaxRecordBytes: 64 << 10})
+	e := mustEnv(t, "", plans(func(c *Config) { c.MaxDefinition = 8 << 10; c.MaxRecord = 64 << 10 }))
 	sess := mustSession(t, e)
 	mustCreate(t, e, sess, "big", definition(step("one", "echo", `{"a":1}`), step("huge", "huge_output", "")))
 	mustExecute(t, e, sess, "big", ExecuteOptions{})

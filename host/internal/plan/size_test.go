@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/testutil"
 )
@@ -63,7 +64,7 @@ func mustCountBeforeBuilding(t *testing.T, counts ...int) {
 			}
 			var ferr *fault.Error
 			got := allocated(func() {
-				_, ferr = def.resolveParams(0, func(int) json.RawMessage { return nil }, input, DefaultMaxRecordBytes)
+				_, ferr = def.resolveParams(0, func(int) json.RawMessage { return nil }, input, int(config.Defaults().Plans.MaxRecord))
 			})
 			if ferr == nil || ferr.Reason != fault.ReasonParamsTooLarge {
 				t.Errorf("error %v, want params_too_large", ferr)

@@ -169,7 +169,7 @@ func (m *Manager) attempt(ctx context.Context, j job, seq uint64) (*StepOutcome,
 	attempt := rec.Checkpoint.Steps[j.Step].Attempts
 	m.emit(ctx, rec, events.PlanStepStarted, step.ID, attempt, nil)
 	input, ferr := rec.Definition.resolveParams(j.Step, func(k int) json.RawMessage { return rec.Checkpoint.Steps[k].Output },
-		rec.Input, m.cfg.MaxRecordBytes)
+		rec.Input, int(m.cfg.MaxRecord))
 	if ferr != nil {
 		return nil, rec, attempt, ferr
 	}
@@ -186,7 +186,7 @@ func (m *Manager) attempt(ctx context.Context, j job, seq uint64) (*StepOutcome,
 	if out != nil {
 		out.Ended = time.Now().UTC() // while the step's room is still held
 	}
-	if err == nil && len(out.Output) > m.cfg.MaxRecordBytes {
+	if err == nil && len(out.Output) > int(m.cfg.MaxRecord) {
 		err = m.recs.tooLarge(len(out.Output)) // cannot fit the checkpoint: spare the encoding
 	}
 	return out, rec, attempt, err

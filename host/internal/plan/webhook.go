@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/delivery"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 )
@@ -49,17 +50,16 @@ type WebhookConfig struct {
 	// per-destination limits with push notifications. Optional. Default: a
 	// service of its own (default limits) that Manager.Run runs.
 	Delivery *delivery.Service
-	// Secret signs every webhook of plans that bring no secret of their
-	// own (plans.webhook_secret). Optional. Default: none: such a plan's
-	// webhook is refused at plan/execute.
-	Secret string
+	// Plans is the plans.* section: plans.webhook_secret signs every
+	// webhook of plans that bring no secret of their own (empty: such a
+	// plan's webhook is refused at plan/execute), plans.webhook_attempts
+	// bounds the attempts per webhook. Optional: the zero section is
+	// config.Defaults().Plans.
+	Plans Config
 	// Net is the network policy webhooks are sent under, the one http_fetch
 	// uses (net.*): internal addresses are refused unless Net.AllowPrivate
-	// lists them, and Net.Timeout bounds one attempt (default 10s).
+	// lists them, and Net.Timeout bounds one attempt. Required.
 	Net hostfn.NetPolicy
-	// Attempts bounds the attempts per webhook (plans.webhook_attempts).
-	// Optional. Default: 5.
-	Attempts int
 	// Backoff is the wait after the first failed attempt; it doubles (with
 	// jitter) up to 30s. Optional. Default: 1s.
 	Backoff time.Duration
@@ -75,11 +75,8 @@ type Webhooks struct {
 
 // NewWebhooks returns a webhook sender.
 func NewWebhooks(cfg WebhookConfig) *Webhooks {
-	if cfg.Net.Timeout <= 0 {
-		cfg.Net.Timeout = 10 * time.Second
-	}
-	if cfg.Attempts <= 0 {
-		cfg.Attempts = 5
+	if cfg.Plans == (Config{}) {
+		cfg.Plans = config.Defaults().Plans
 	}
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = time.Second
@@ -152,7 +149,7 @@ func (w *Webhooks) prepare(raw, secret string) (*Webhook, error) {
 	if secret != "" && (len(secret) < MinSecretBytes || len(secret) > MaxSecretBytes) {
 		return nil, badField("execution_options.webhook_secret", fmt.Sprintf("must be %d..%d bytes", MinSecretBytes, MaxSecretBytes))
 	}
-	if secret == "" && w.cfg.Secret == "" {
+	if secret == "" && w.cfg.Plans.WebhookSecret == "" {
 		return nil, badField(field, "needs a signing secret: set plans.webhook_secret in the host config or execution_options.webhook_secret")
 	}
 	return &Webhook{URL: u.String(), Secret: secret, Status: WebhookPending}, nil
@@ -173,7 +170,7 @@ func Sign(secret []byte, ts string, body []byte) string {
 func (w *Webhooks) request(rec *Record, body []byte, attempts int) *delivery.Request {
 	secret := rec.Webhook.Secret
 	if secret == "" {
-		secret = w.cfg.Secret
+		secret = w.cfg.Plans.WebhookSecret
 	}
 	event := map[string]string{StatusCompleted: "plan.completed", StatusFailed: "plan.failed", StatusCancelled: "plan.cancelled"}[rec.Status]
 	h := http.Header{}

@@ -90,9 +90,11 @@ func TestWebhookDeliversTheSignedFinalStatus(t *testing.T) {
 func TestWebhookGuards(t *testing.T) {
 	t.Parallel()
 	noPrivate := mustEnv(t, "", Config{}, func(d *Deps) {
-		d.Webhooks = NewWebhooks(WebhookConfig{Secret: testSecret, Backoff: 10 * time.Millisecond})
+		d.Webhooks = NewWebhooks(WebhookConfig{Plans: withSecret(testSecret), Net: hostfn.NetPolicy{Timeout: 5 * time.Second}, Backoff: 10 * time.Millisecond})
 	})
-	noSecret := mustEnv(t, "", Config{}, func(d *Deps) { d.Webhooks = NewWebhooks(WebhookConfig{Net: hostfn.NetPolicy{AllowPrivate: loopback}}) })
+	noSecret := mustEnv(t, "", Config{}, func(d *Deps) {
+		d.Webhooks = NewWebhooks(WebhookConfig{Net: hostfn.NetPolicy{AllowPrivate: loopback, Timeout: 5 * time.Second}})
+	})
 	ctx := localCtx()
 	tests := []struct {
 		name   string

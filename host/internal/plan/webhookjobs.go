@@ -33,7 +33,7 @@ const (
 
 // openWebhookQueue binds (creating when missing) the webhook stream and its
 // consumer.
-func openWebhookQueue(ctx context.Context, st *store.Store, cfg Config) (*store.Queue, error) {
+func openWebhookQueue(ctx context.Context, st *store.Store, cfg settings) (*store.Queue, error) {
 	q, err := st.OpenQueue(ctx, store.QueueConfig{
 		Stream:              WebhookStream,
 		Description:         "skillhost plan webhooks waiting to be delivered (work queue)",
@@ -43,7 +43,7 @@ func openWebhookQueue(ctx context.Context, st *store.Store, cfg Config) (*store.
 		AckWait:             cfg.AckWait,
 		MaxDeliver:          -1, // attempts are counted in the plan record, not in deliveries of the job
 		Dedupe:              DefaultDuplicates,
-		Replicas:            cfg.Replicas,
+		Replicas:            cfg.replicas,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("plan: open queue %s: %w", WebhookStream, err)
@@ -122,7 +122,7 @@ func (m *Manager) webhookJob(ctx context.Context, msg *store.Job, held *heldJobs
 		m.ack(ctx, msg, log) // delivered, or an older execution's
 		return nil
 	}
-	if hook.Attempts >= m.webhooks.cfg.Attempts { // used up before a crash
+	if hook.Attempts >= m.webhooks.cfg.Plans.WebhookAttempts { // used up before a crash
 		m.recordWebhook(ctx, msg, rec, delivery.Result{Outcome: delivery.Failed, Attempts: 0, Text: hook.LastError}, log)
 		return nil
 	}
@@ -134,7 +134,7 @@ func (m *Manager) webhookJob(ctx context.Context, msg *store.Job, held *heldJobs
 		m.ack(ctx, msg, log)
 		return nil
 	}
-	req := m.webhooks.request(rec, body, m.webhooks.cfg.Attempts-hook.Attempts)
+	req := m.webhooks.request(rec, body, m.webhooks.cfg.Plans.WebhookAttempts-hook.Attempts)
 	req.Retrying = func(n int, text string) { m.noteWebhookAttempt(ctx, rec, hook.Attempts+n, text) }
 	req.Done = func(r delivery.Result) {
 		defer held.drop(msg)

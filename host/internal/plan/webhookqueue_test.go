@@ -80,8 +80,8 @@ func (tn tenant) status(t *testing.T, e *env, planID string) StatusResult {
 // hold every request (finding: all plans of the host stopped for ~50 s).
 func TestSilentWebhooksDoNotStopPlans(t *testing.T) {
 	t.Parallel()
-	e := mustEnv(t, "", Config{Workers: 4}, func(d *Deps) {
-		d.Webhooks = NewWebhooks(WebhookConfig{Secret: testSecret, Net: hostfn.NetPolicy{AllowPrivate: loopback, Timeout: 10 * time.Minute}})
+	e := mustEnv(t, "", plans(func(c *Config) { c.Workers = 4 }), func(d *Deps) {
+		d.Webhooks = NewWebhooks(WebhookConfig{Plans: withSecret(testSecret), Net: hostfn.NetPolicy{AllowPrivate: loopback, Timeout: 10 * time.Minute}})
 	})
 	alice, bob := mustTenant(t, e, "alice"), mustTenant(t, e, "bob")
 	var hooks []*silentHook
@@ -133,9 +133,9 @@ func TestWebhookSurvivesRestart(t *testing.T) {
 				w.WriteHeader(http.StatusNoContent)
 			}))
 			t.Cleanup(srv.Close)
-			cfg := Config{AckWait: time.Second}
+			cfg := plans(func(c *Config) { c.AckWait = time.Second })
 			hooks := func(d *Deps) {
-				d.Webhooks = NewWebhooks(WebhookConfig{Secret: testSecret, Backoff: time.Hour, // no second attempt on the first host
+				d.Webhooks = NewWebhooks(WebhookConfig{Plans: withSecret(testSecret), Backoff: time.Hour, // no second attempt on the first host
 					Net: hostfn.NetPolicy{AllowPrivate: loopback, Timeout: 5 * time.Second}})
 			}
 			e := mustEnv(t, "", cfg, hooks)
@@ -174,7 +174,7 @@ func TestWebhookSurvivesRestart(t *testing.T) {
 func TestWebhookErrorShowsNoResolvedAddress(t *testing.T) {
 	t.Parallel()
 	e := mustEnv(t, "", Config{}, func(d *Deps) {
-		d.Webhooks = NewWebhooks(WebhookConfig{Secret: testSecret, Net: hostfn.NetPolicy{Timeout: 5 * time.Second}})
+		d.Webhooks = NewWebhooks(WebhookConfig{Plans: withSecret(testSecret), Net: hostfn.NetPolicy{Timeout: 5 * time.Second}})
 	})
 	sess := mustSession(t, e)
 	mustCreate(t, e, sess, "p", definition(step("a", "echo", `{}`)))

@@ -189,7 +189,7 @@ func TestCallerContextReachesHostFunctions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var asked []string
-	r := NewRegistry(rt, RegistryOptions{Logger: slog.New(slog.DiscardHandler), HostFunctions: func(m *Manifest) []extism.HostFunction {
+	r := NewRegistry(rt, RegistryOptions{Logger: slog.New(slog.DiscardHandler), HostFunctions: func(m *Manifest, _ *Registry) []extism.HostFunction {
 		asked = append(asked, m.Name)
 		return []extism.HostFunction{probe}
 	}})

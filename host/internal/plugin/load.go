@@ -88,7 +88,7 @@ func (r *Registry) load(ctx context.Context, dir, fp string, replacing bool) (*e
 		SHA256: sum,
 	}
 	if r.opts.HostFunctions != nil {
-		spec.HostFunctions = r.opts.HostFunctions(m)
+		spec.HostFunctions = r.opts.HostFunctions(m, r)
 	}
 	mod, err := r.rt.Register(ctx, spec)
 	if err == nil && replacing {

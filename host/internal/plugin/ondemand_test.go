@@ -289,7 +289,9 @@ func TestAThousandPluginFolders(t *testing.T) {
 		}
 		mustWrite(t, filepath.Join(dir, ManifestFile), pluginSpec{name: fmt.Sprintf("p%04d", i), extra: "limits: {memory: 1MiB}"}.manifest())
 	}
-	r, rt := newRuntimeRegistry(t, sandbox.RuntimeConfig{CacheDir: t.TempDir()}, config.Policy{IdleTimeout: 10 * time.Millisecond}, nil)
+	// the host's code budget (sandbox.max_code_bytes)
+	rc := sandbox.RuntimeConfig{CacheDir: t.TempDir(), MaxCodeBytes: uint64(config.Defaults().Sandbox.MaxCodeBytes)}
+	r, rt := newRuntimeRegistry(t, rc, config.Policy{IdleTimeout: 10 * time.Millisecond}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if err := r.LoadDir(ctx, root); err != nil {

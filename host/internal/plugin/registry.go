@@ -25,8 +25,11 @@ type RegistryOptions struct {
 	// config.DefaultPolicy() (zero fields take its values).
 	Policy config.Policy
 	// HostFunctions returns the host functions given to a plugin (the hostfn
-	// package builds them from its permissions). Optional. Default: none.
-	HostFunctions func(m *Manifest) []extism.HostFunction
+	// package builds them from its permissions); reg is the registry
+	// loading it, for host functions that call other plugins (agent_call),
+	// so they need no registry before this one exists. Optional. Default:
+	// none.
+	HostFunctions func(m *Manifest, reg *Registry) []extism.HostFunction
 	// Logger receives load problems (error), reloads (info) and skipped
 	// folders (debug). Optional. Default: slog.Default().
 	Logger *slog.Logger

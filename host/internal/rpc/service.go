@@ -57,11 +57,9 @@ type Agents interface {
 type Deps struct {
 	Sessions Sessions
 	Skills   Skills
-	// Agents routes agent/call. Optional. Default: a router over Skills
-	// with no remote agents.
+	// Agents routes agent/call. Required.
 	Agents Agents
-	// Guard applies the per-key session-creation rate. Optional. Default:
-	// an in-memory one.
+	// Guard applies the per-key session-creation rate. Required.
 	Guard *auth.Guard
 	// MaxSessionBytes is the store's per-session context cap; with it the
 	// per-key context cap is only summed up when open sessions could
@@ -90,12 +88,6 @@ type Service struct {
 func New(d Deps) *Service {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
-	}
-	if d.Guard == nil {
-		d.Guard = auth.NewGuard(nil)
-	}
-	if d.Agents == nil {
-		d.Agents = agents.New(d.Skills, nil, agents.Config{Logger: d.Logger})
 	}
 	return &Service{sessions: d.Sessions, skills: d.Skills, agents: d.Agents, guard: d.Guard, maxSessionBytes: d.MaxSessionBytes,
 		notifier: d.Notifier, log: d.Logger, keyLocks: keyLocks{m: map[string]*sync.Mutex{}}}

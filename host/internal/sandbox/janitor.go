@@ -271,10 +271,11 @@ func (rt *Runtime) removeResident(m *Module, n uint64) {
 
 // enforceCodeBudget releases the code of the least recently used modules
 // that can give it up, until the resident code fits MaxCodeBytes (or none
-// can). except, the module whose code just came in, goes last.
+// can; nothing without a bound). except, the module whose code just came
+// in, goes last.
 func (rt *Runtime) enforceCodeBudget(ctx context.Context, except *Module) {
 	rt.codeMu.Lock()
-	if rt.codeBytes <= rt.maxCode {
+	if rt.maxCode == 0 || rt.codeBytes <= rt.maxCode { // 0: no bound
 		rt.codeMu.Unlock()
 		return
 	}

@@ -39,17 +39,14 @@ type RuntimeConfig struct {
 	// recently used modules that run no call and keep no MinInstances is
 	// released (with their idle instances), to be loaded again from the
 	// compilation cache by their next call. Code in use is never released,
-	// so the bound is soft. Optional. Default: DefaultMaxCodeBytes.
+	// so the bound is soft. The host passes sandbox.max_code_bytes.
+	// Optional. Default: 0, no bound.
 	MaxCodeBytes uint64
 	// CompileWorkers is how many modules compile at once (load checks in
 	// the background and code loaded again for calls, which go first).
 	// Optional. Default: runtime.GOMAXPROCS(0), the cores the process may use.
 	CompileWorkers int
 }
-
-// DefaultMaxCodeBytes is RuntimeConfig.MaxCodeBytes's default: about
-// fourteen Go plugins' code.
-const DefaultMaxCodeBytes = 256 << 20
 
 // Runtime compiles and owns modules. It is safe for concurrent use.
 type Runtime struct {
@@ -112,9 +109,6 @@ func NewRuntime(ctx context.Context, cfg RuntimeConfig) (*Runtime, error) {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	maxCode := cfg.MaxCodeBytes
-	if maxCode == 0 {
-		maxCode = DefaultMaxCodeBytes
-	}
 	rt := &Runtime{cacheDir: cfg.CacheDir, logger: logger, imports: imports, modules: map[*Module]struct{}{},
 		budget: newBudget(total), gate: newGate(workers), workers: workers,
 		resident: map[*Module]uint64{}, maxCode: maxCode}

@@ -35,7 +35,7 @@ type Stats struct {
 	BudgetBytes, ReservedBytes uint64
 	// CodeBytes estimates the compiled code resident now and CodeModules
 	// counts the modules holding it (for a module: its own, 0 or 1);
-	// CodeBudgetBytes is MaxCodeBytes (runtime Stats only).
+	// CodeBudgetBytes is MaxCodeBytes, 0 for no bound (runtime Stats only).
 	CodeBytes, CodeModules, CodeBudgetBytes uint64
 	// CodeLoads counts compiles (load checks and code loaded again after
 	// a release), CodeReleases the code released (idle, over

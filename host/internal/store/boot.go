@@ -50,7 +50,8 @@ func newBootID() string {
 func (s *Store) answerBoot() error {
 	s.boot = newBootID()
 	s.hostname, _ = os.Hostname() // "" when unknown: runs then name the boot only
-	_, err := s.nc.Subscribe(BootSubject(s.boot), func(m *nats.Msg) { _ = m.Respond(nil) })
+	var err error
+	s.bootSub, err = s.nc.Subscribe(BootSubject(s.boot), func(m *nats.Msg) { _ = m.Respond(nil) })
 	if err != nil {
 		return fmt.Errorf("store: boot subject: %w", err)
 	}
@@ -100,7 +101,9 @@ func (s *Store) Embedded() bool { return s.srv != nil }
 // OnReconnect calls fn (on a goroutine of its own) each time the NATS
 // connection is re-established after a loss, until stop is called: what
 // core NATS delivered meanwhile (cancels) was missed, and the caller
-// catches up from what is stored.
+// catches up from what is stored. On the caller's connection
+// (Config.Conn) the store installs no handler and fn is never called:
+// compare Reconnects instead.
 func (s *Store) OnReconnect(fn func()) (stop func()) {
 	s.hooksMu.Lock()
 	defer s.hooksMu.Unlock()
@@ -124,6 +127,10 @@ func (s *Store) reconnected() {
 		go fn()
 	}
 }
+
+// Reconnects counts the times the NATS connection was re-established
+// after a loss, on any connection (Config.Conn's included).
+func (s *Store) Reconnects() uint64 { return s.nc.Stats().Reconnects }
 
 // Boot is this store's boot id: unique per Open, never reused.
 func (s *Store) Boot() string { return s.boot }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/natstest"
 	"github.com/skillhost/skillhost/host/internal/store"
@@ -98,7 +99,7 @@ func TestThreeNodeCluster(t *testing.T) {
 	// store.max_value (also 1 MiB): refused with an error naming the limit,
 	// not a NATS error.
 	mustSession(t, writer, "payload")
-	big := json.RawMessage(`"` + strings.Repeat("x", store.DefaultMaxValueBytes-1024) + `"`)
+	big := json.RawMessage(`"` + strings.Repeat("x", int(config.Defaults().Store.MaxValue)-1024) + `"`)
 	_, err := writer.SetContext(ctx, "payload", "big", big, 0)
 	if got := faultOf(t, err); got.Reason != fault.ReasonValueTooLarge || !strings.Contains(err.Error(), "max_payload of 1048576 bytes") {
 		t.Errorf("SetContext(1 MiB - 1 KiB) = %v; want value_too_large naming the server's max_payload", err)
@@ -118,7 +119,7 @@ func TestClusterRaisesReplicas(t *testing.T) {
 	}
 	c := natstest.Start(t, 3)
 	ctx := testCtx(t)
-	old, err := store.Open(ctx, store.Config{URL: c.URL(), Replicas: 1})
+	old, err := store.Open(ctx, store.Config{URL: c.URL(), Store: storeLimits(func(c *config.Store) { c.Replicas = 1 })})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +191,7 @@ func TestOpenWaitsForCluster(t *testing.T) {
 func TestOpenGivesUp(t *testing.T) {
 	t.Parallel()
 	port := natstest.FreePorts(t, 1)[0]
-	_, err := store.Open(testCtx(t), store.Config{URL: fmt.Sprintf("nats://127.0.0.1:%d", port), StartTimeout: time.Second})
+	_, err := store.Open(testCtx(t), store.Config{URL: fmt.Sprintf("nats://127.0.0.1:%d", port), Store: storeLimits(func(c *config.Store) { c.StartTimeout = time.Second })})
 	if err == nil || !strings.Contains(err.Error(), "store.start_timeout") {
 		t.Fatalf("Open with nothing listening = %v; want an error naming store.start_timeout", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
@@ -19,6 +20,13 @@ func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// storeLimits is the default store.* section with edit applied.
+func storeLimits(edit func(*config.Store)) config.Store {
+	c := config.Defaults().Store
+	edit(&c)
+	return c
 }
 
 // mustOpen opens an embedded store on a fresh directory, closed at cleanup.

@@ -147,8 +147,8 @@ func (s *Store) reserve(ctx context.Context, sessionID, key string, size, expire
 		if had {
 			next.Expires = laterExpiry(old.Expires, expires)
 		}
-		if total-old.Bytes+next.Bytes > s.cfg.MaxSessionBytes {
-			return s.quotaErr(sessionID, key, "store.max_session_bytes", s.cfg.MaxSessionBytes,
+		if total-old.Bytes+next.Bytes > int64(s.cfg.MaxSessionBytes) {
+			return s.quotaErr(sessionID, key, "store.max_session_bytes", int64(s.cfg.MaxSessionBytes),
 				fmt.Sprintf("the session holds %d bytes of context; this %d-byte value does not fit", total-old.Bytes, size))
 		}
 		r.token = ""

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/store"
 	"github.com/skillhost/skillhost/host/internal/testutil"
@@ -56,7 +57,7 @@ func TestSessionQuotaProtectsOtherSessions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			st := mustOpen(t, store.Config{MaxBucketBytes: 4 << 20, MaxSessionBytes: 1 << 20, MaxKeysPerSession: 50})
+			st := mustOpen(t, store.Config{MaxBucketBytes: 4 << 20, Store: storeLimits(func(c *config.Store) { c.MaxSessionBytes = 1 << 20; c.MaxKeysPerSession = 50 })})
 			ctx := testCtx(t)
 			hog, victim := mustSession(t, st, "hog").ID, mustSession(t, st, "victim").ID
 			var err error
@@ -80,7 +81,7 @@ func TestSessionQuotaProtectsOtherSessions(t *testing.T) {
 // Overwrites count only the size difference; both caps are exact.
 func TestSessionQuotaOverwriteAccounting(t *testing.T) {
 	t.Parallel()
-	st := mustOpen(t, store.Config{MaxValueBytes: 1024, MaxSessionBytes: 2048, MaxKeysPerSession: 4})
+	st := mustOpen(t, store.Config{Store: storeLimits(func(c *config.Store) { c.MaxValue = 1024; c.MaxSessionBytes = 2048; c.MaxKeysPerSession = 4 })})
 	ctx := testCtx(t)
 	id := mustSession(t, st, "overwrite").ID
 
@@ -121,7 +122,7 @@ func TestSessionQuotaOverwriteAccounting(t *testing.T) {
 // Expired values stop counting once the server has removed them.
 func TestSessionQuotaFreedByExpiry(t *testing.T) {
 	t.Parallel()
-	st := mustOpen(t, store.Config{MaxKeysPerSession: 2})
+	st := mustOpen(t, store.Config{Store: storeLimits(func(c *config.Store) { c.MaxKeysPerSession = 2 })})
 	ctx := testCtx(t)
 	id := mustSession(t, st, "expiry").ID
 	mustSet(t, st, id, "short", json.RawMessage(`1`), time.Second)
@@ -143,7 +144,7 @@ func TestSessionQuotaFreedByExpiry(t *testing.T) {
 // passed the id may be reused and starts with an empty quota.
 func TestSessionQuotaFreedByCloseAndIDReuse(t *testing.T) {
 	t.Parallel()
-	st := mustOpen(t, store.Config{MaxKeysPerSession: 3, ClosedSessionRetention: time.Second})
+	st := mustOpen(t, store.Config{Store: storeLimits(func(c *config.Store) { c.MaxKeysPerSession = 3; c.ClosedSessionRetention = time.Second })})
 	ctx := testCtx(t)
 	if _, err := st.CreateSession(ctx, store.Session{ID: "reused", Context: json.RawMessage(`{"big":"initial"}`)}); err != nil {
 		t.Fatal(err)
@@ -181,7 +182,7 @@ func TestSessionQuotaFreedByCloseAndIDReuse(t *testing.T) {
 func TestSessionQuotaSurvivesRestart(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := store.Config{DataDir: dir, MaxKeysPerSession: 2}
+	cfg := store.Config{DataDir: dir, Store: storeLimits(func(c *config.Store) { c.MaxKeysPerSession = 2 })}
 	st, err := store.Open(testCtx(t), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +206,11 @@ func TestSessionQuotaSurvivesRestart(t *testing.T) {
 func TestSessionQuotaConcurrentSets(t *testing.T) {
 	t.Parallel()
 	const maxKeys, maxBytes = 8, 8 << 10
-	st := mustOpen(t, store.Config{MaxValueBytes: 2 << 10, MaxSessionBytes: maxBytes, MaxKeysPerSession: maxKeys})
+	st := mustOpen(t, store.Config{Store: storeLimits(func(c *config.Store) {
+		c.MaxValue = 2 << 10
+		c.MaxSessionBytes = maxBytes
+		c.MaxKeysPerSession = maxKeys
+	})})
 	ctx := testCtx(t)
 	id := mustSession(t, st, "concurrent").ID
 	keys := make([]string, 16)

@@ -134,15 +134,15 @@ func (s *Store) resolveReplicas() {
 func (s *Store) fitPayload() error {
 	s.maxPayload = s.nc.MaxPayload()
 	fit := int(s.MaxRecordBytes()) - recordOverhead
-	s.maxValue, s.valueLimit = s.cfg.MaxValueBytes, "store.max_value"
-	if s.cfg.MaxValueBytes > fit {
+	s.maxValue, s.valueLimit = int(s.cfg.MaxValue), "store.max_value"
+	if int(s.cfg.MaxValue) > fit {
 		if fit < minValueBytes {
 			return &permanentError{fmt.Errorf("store: the NATS server's max_payload (%d bytes) leaves no room for context values; raise it to at least %d",
 				s.maxPayload, minValueBytes+recordOverhead+headerRoom)}
 		}
 		s.maxValue = fit
 		s.valueLimit = fmt.Sprintf("store.max_value, lowered to fit the NATS server's max_payload of %d bytes", s.maxPayload)
-		s.log.Info("store: context values capped below the NATS server's max_payload", "store.max_value", s.cfg.MaxValueBytes,
+		s.log.Info("store: context values capped below the NATS server's max_payload", "store.max_value", int(s.cfg.MaxValue),
 			"max_payload", s.maxPayload, "effective_bytes", s.maxValue)
 	}
 	if ledger := s.cfg.MaxKeysPerSession*ledgerEntryMaxBytes + recordOverhead; int64(ledger) > s.MaxRecordBytes() {

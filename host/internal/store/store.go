@@ -32,10 +32,12 @@ type Store struct {
 	srv      *server.Server // nil when connected to an external cluster
 	unlock   func()         // releases the embedded data dir lock
 	nc       *nats.Conn
-	boot     string        // this Open's boot id (boot.go)
-	prev     string        // the boot before it in the same data directory ("" if none known)
-	hostname string        // os.Hostname at Open, recorded in runs
-	closed   chan struct{} // closed by the connection's ClosedHandler
+	external bool               // nc is Config.Conn: the caller's to close
+	bootSub  *nats.Subscription // answers this boot's liveness (boot.go)
+	boot     string             // this Open's boot id (boot.go)
+	prev     string             // the boot before it in the same data directory ("" if none known)
+	hostname string             // os.Hostname at Open, recorded in runs
+	closed   chan struct{}      // closed by the connection's ClosedHandler
 	js       jetstream.JetStream
 	sessions jetstream.KeyValue
 	values   jetstream.KeyValue  // the context bucket
@@ -74,10 +76,14 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{cfg: cfg, log: cfg.Logger, closed: make(chan struct{})}
-	if cfg.URL == "" {
+	if cfg.URL == "" && cfg.Conn == nil {
 		s.cache = newSessionCache(0) // the only writer: closes evict directly
 	} else {
 		s.cache = newSessionCache(cfg.SessionLease)
+	}
+	if cfg.Conn != nil {
+		s.nc, s.external = cfg.Conn, true
+		return s.start(ctx)
 	}
 	opts := []nats.Option{
 		nats.Name("skillhost"),
@@ -119,6 +125,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.shutdownServer()
 		return nil, fmt.Errorf("store: connect: %w", err) // no URL: it may hold credentials
 	}
+	return s.start(ctx)
+}
+
+// start answers this boot's liveness and waits for JetStream on the
+// connection.
+func (s *Store) start(ctx context.Context) (_ *Store, err error) {
 	if err := s.answerBoot(); err != nil {
 		_ = s.Close()
 		return nil, err
@@ -291,6 +303,12 @@ func (s *Store) JetStream() jetstream.JetStream { return s.js }
 // return the first call's result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		if s.external { // the caller's connection: only what the store subscribed ends
+			if s.bootSub != nil {
+				s.closeErr = s.bootSub.Unsubscribe()
+			}
+			return
+		}
 		if s.nc != nil {
 			if err := s.nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
 				s.closeErr = fmt.Errorf("store: drain: %w", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
@@ -23,15 +24,15 @@ func TestOpenRejectsBadConfig(t *testing.T) {
 		want string
 	}{
 		{"no data dir", store.Config{}, "DataDir"},
-		{"embedded replicas", store.Config{DataDir: "x", Replicas: 3}, "Replicas"},
-		{"negative replicas", store.Config{URL: "nats://127.0.0.1:1", Replicas: -1}, "Replicas"},
-		{"value cap too big", store.Config{DataDir: "x", MaxValueBytes: 64 << 20}, "MaxValueBytes"},
-		{"ttl cap too small", store.Config{DataDir: "x", MaxContextTTL: time.Millisecond}, "MaxContextTTL"},
+		{"embedded replicas", store.Config{DataDir: "x", Store: storeLimits(func(c *config.Store) { c.Replicas = 3 })}, "store.replicas"},
+		{"negative replicas", store.Config{URL: "nats://127.0.0.1:1", Store: storeLimits(func(c *config.Store) { c.Replicas = -1 })}, "store.replicas"},
+		{"value cap too big", store.Config{DataDir: "x", Store: storeLimits(func(c *config.Store) { c.MaxValue = 64 << 20 })}, "store.max_value"},
+		{"ttl cap too small", store.Config{DataDir: "x", Store: storeLimits(func(c *config.Store) { c.MaxContextTTL = time.Millisecond })}, "store.max_context_ttl"},
 		{"bucket smaller than a value", store.Config{DataDir: "x", MaxBucketBytes: 10}, "MaxBucketBytes"},
-		{"negative keys per session", store.Config{DataDir: "x", MaxKeysPerSession: -1}, "MaxKeysPerSession"},
-		{"too many keys per session", store.Config{DataDir: "x", MaxKeysPerSession: store.MaxKeysPerSessionLimit + 1}, "MaxKeysPerSession"},
-		{"session bytes below a value", store.Config{DataDir: "x", MaxSessionBytes: 1000}, "MaxSessionBytes"},
-		{"retention too short", store.Config{DataDir: "x", ClosedSessionRetention: time.Millisecond}, "ClosedSessionRetention"},
+		{"negative keys per session", store.Config{DataDir: "x", Store: storeLimits(func(c *config.Store) { c.MaxKeysPerSession = -1 })}, "store.max_keys_per_session"},
+		{"too many keys per session", store.Config{DataDir: "x", Store: storeLimits(func(c *config.Store) { c.MaxKeysPerSession = store.MaxKeysPerSessionLimit + 1 })}, "store.max_keys_per_session"},
+		{"session bytes below a value", store.Config{DataDir: "x", Store: storeLimits(func(c *config.Store) { c.MaxSessionBytes = 1000 })}, "store.max_session_bytes"},
+		{"retention too short", store.Config{DataDir: "x", Store: storeLimits(func(c *config.Store) { c.ClosedSessionRetention = time.Millisecond })}, "store.closed_session_retention"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -93,7 +94,7 @@ func TestReopenKeepsStateAndLayout(t *testing.T) {
 
 func TestBucketFullIsResourceExhausted(t *testing.T) {
 	t.Parallel()
-	st := mustOpen(t, store.Config{MaxValueBytes: 1024, MaxBucketBytes: 16 << 10})
+	st := mustOpen(t, store.Config{MaxBucketBytes: 16 << 10, Store: storeLimits(func(c *config.Store) { c.MaxValue = 1024 })})
 	ctx := testCtx(t)
 	id := mustSession(t, st, "filler").ID
 	value := json.RawMessage(`"` + strings.Repeat("x", 1000) + `"`)

@@ -216,21 +216,55 @@ type usageGroup struct {
 }
 
 // add adds (sign 1) or removes (-1) a charge; a group never goes negative.
-func (l *usageLedger) add(c Charge, sign int64) {
+func (l *usageLedger) add(c Charge, sign int64) { l.change(c, sign, sign*c.Bytes) }
+
+// change adds records and bytes (either may be negative) to c's group.
+func (l *usageLedger) change(c Charge, records, bytes int64) {
 	if c.IsZero() {
 		return
 	}
 	g, ok := l.Groups[c.Until]
-	if !ok && sign < 0 {
+	if !ok && records <= 0 && bytes <= 0 {
 		return
 	}
-	g.Records = max(0, g.Records+sign)
-	g.Bytes = max(0, g.Bytes+sign*c.Bytes)
+	g.Records = max(0, g.Records+records)
+	g.Bytes = max(0, g.Bytes+bytes)
 	if g.Records == 0 && g.Bytes == 0 {
 		delete(l.Groups, c.Until)
 		return
 	}
 	l.Groups[c.Until] = g
+}
+
+// move charges next to a record charged prev (zero for a new record)
+// while its write is in flight. Within one group the record stays one
+// record there, only next's bytes are added (concurrent writers of one
+// record then never leave it counted twice); across groups the record is
+// counted in both until settle or unmove.
+func (l *usageLedger) move(prev, next Charge) {
+	if !prev.IsZero() && prev.Until == next.Until {
+		l.change(next, 0, next.Bytes)
+		return
+	}
+	l.add(next, 1)
+}
+
+// settle ends a move after the write landed: prev is gone.
+func (l *usageLedger) settle(prev, next Charge) {
+	if prev.Until == next.Until {
+		l.change(prev, 0, -prev.Bytes)
+		return
+	}
+	l.add(prev, -1)
+}
+
+// unmove undoes a move whose write did not land: next is gone.
+func (l *usageLedger) unmove(prev, next Charge) {
+	if !prev.IsZero() && prev.Until == next.Until {
+		l.change(next, 0, -next.Bytes)
+		return
+	}
+	l.add(next, -1)
 }
 
 // prune drops the groups whose records are gone by now.

@@ -51,7 +51,7 @@ func (u *Usage) AdmitFor(ctx context.Context, owner string, capped bool, prev Ch
 			}
 			roomed = true
 		}
-		l.add(p.next, 1)
+		l.move(prev, p.next)
 		return nil
 	})
 	if err != nil {

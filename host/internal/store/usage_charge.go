@@ -83,7 +83,7 @@ func (u *Usage) Charge(ctx context.Context, owner string, prev Charge, size int6
 		}
 	}
 	err := u.update(ctx, owner, func(l *usageLedger, _ int64) error {
-		l.add(p.next, 1)
+		l.move(prev, p.next)
 		return nil
 	})
 	if err != nil {
@@ -114,7 +114,7 @@ func (p *Pending) Drop(ctx context.Context) {
 	if p == nil || p.mode != added {
 		return
 	}
-	p.apply(ctx, func(l *usageLedger) { l.add(p.next, -1) })
+	p.apply(ctx, func(l *usageLedger) { l.unmove(p.prev, p.next) })
 	p.mode = keep
 }
 
@@ -122,7 +122,7 @@ func (p *Pending) stored(ctx context.Context) {
 	switch p.mode {
 	case added:
 		if !p.prev.IsZero() {
-			p.apply(ctx, func(l *usageLedger) { l.add(p.prev, -1) })
+			p.apply(ctx, func(l *usageLedger) { l.settle(p.prev, p.next) })
 		}
 	case swapAfter:
 		p.apply(ctx, func(l *usageLedger) {

@@ -361,3 +361,47 @@ func TestKeyValueAppliesMaxBytes(t *testing.T) {
 		}
 	}
 }
+
+// A record whose charge moves (a plan executed again) is one record while
+// its write is in flight: a key one below its count quota still creates
+// its next record meanwhile; the move's bytes stay until the write is
+// known, and a write that never happened puts the old charge back.
+func TestUsageMoveIsOneRecord(t *testing.T) {
+	t.Parallel()
+	st := mustOpen(t, store.Config{})
+	mustAccounted(t, st, 8<<20)
+	u := mustUsageOf(t, st, store.UsageConfig{MaxCount: 2, MaxBytes: 1 << 20})
+	ctx := testCtx(t)
+	const owner = "key:alice"
+	want := func(step string, records, bytes int64) {
+		t.Helper()
+		if diff := cmp.Diff(store.OwnerUsage{Records: records, Bytes: bytes}, mustOwnerUsage(t, u, owner)); diff != "" {
+			t.Errorf("%s: usage (-want +got):\n%s", step, diff)
+		}
+	}
+	first, err := u.Admit(ctx, owner, true, store.Charge{}, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Finish(ctx, nil)
+
+	moving, err := u.Admit(ctx, owner, true, first.Charge(), 50_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want("while the move is written", 1, 51_000)
+	second, err := u.Admit(ctx, owner, true, store.Charge{}, 1000)
+	if err != nil {
+		t.Fatalf("a new record while another one's charge moves: %v, want admitted (1 of 2 held)", err)
+	}
+	second.Drop(ctx)
+	moving.Drop(ctx)
+	want("after a move that was not written", 1, 1000)
+
+	moving, err = u.Admit(ctx, owner, true, first.Charge(), 50_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moving.Finish(ctx, nil)
+	want("after the move landed", 1, 50_000)
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/store"
 	"github.com/skillhost/skillhost/host/internal/testutil"
@@ -152,7 +153,7 @@ func TestContextIsolatedPerSession(t *testing.T) {
 
 func TestHostileInputs(t *testing.T) {
 	t.Parallel()
-	st := mustOpen(t, store.Config{MaxValueBytes: 1024, MaxContextTTL: time.Hour})
+	st := mustOpen(t, store.Config{Store: storeLimits(func(c *config.Store) { c.MaxValue = 1024; c.MaxContextTTL = time.Hour })})
 	ctx := testCtx(t)
 	id := mustSession(t, st, "hostile").ID
 	longID := strings.Repeat("x", 10_000)

@@ -7,39 +7,28 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"reflect"
 	"time"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 )
 
-// Config configures the HTTP transport. Zero fields take the defaults.
+// Config configures the HTTP transport.
 type Config struct {
+	// HTTP is the http.* section: body_limit (larger bodies get -32600
+	// body_too_large), read_timeout (no slowloris), write_timeout (streams
+	// included; 0: none), idle_timeout, max_conns, max_conns_per_addr (one
+	// client address's share, IPv6: one /64; past it 429 key_quota; 0: no
+	// share), reserved_conns (connections past those caps that answer only
+	// GET /health, the cards and the JWKS, then close; 0: none),
+	// allowed_origins, allowed_hosts, pprof. Its tls files are the caller's
+	// to load (TLS). Optional: the zero section is config.Defaults().HTTP.
+	HTTP config.HTTP
 	// Version is reported by /health. Optional. Default: "dev".
 	Version string
-	// BodyLimit caps request bodies; larger ones get -32600 body_too_large.
-	// Optional. Default: 1 MiB.
-	BodyLimit int
-	// ReadTimeout bounds reading a whole request (no slowloris).
-	// Optional. Default: 10s.
-	ReadTimeout time.Duration
-	// WriteTimeout bounds writing a response (streams included). Optional.
-	// Default: 0, none (the host passes http.write_timeout, 5m unless set).
-	WriteTimeout time.Duration
-	// IdleTimeout closes idle keep-alive connections. Optional. Default: 60s.
-	IdleTimeout time.Duration
-	// MaxConns caps concurrent connections. Optional. Default: 1024.
-	MaxConns int
-	// MaxConnsPerAddr caps those of one client address (IPv6: one /64):
-	// past it a connection is answered 429 (key_quota). Optional.
-	// Default: DefaultMaxConnsPerAddr, at most MaxConns; -1: no
-	// per-address share.
-	MaxConnsPerAddr int
-	// ReservedConns are connections past MaxConns or an address's share
-	// that answer only GET /health, the cards and the JWKS, then close.
-	// Optional. Default: DefaultReservedConns; -1: none.
-	ReservedConns int
 	// KeepAlive is the interval of SSE keep-alive comments. Optional. Default: 15s.
 	KeepAlive time.Duration
 	// Auth authenticates API keys and session tokens on the protected routes
@@ -52,15 +41,6 @@ type Config struct {
 	// PublicURL is the base URL clients use; its origin and host are
 	// accepted. Optional.
 	PublicURL string
-	// AllowedOrigins are extra browser origins accepted (normalized,
-	// lower-case "scheme://host[:port]"). Optional. Default: none.
-	AllowedOrigins []string
-	// AllowedHosts are extra Host header values accepted in loopback-only
-	// mode ("name" matches any port). Optional. Default: none.
-	AllowedHosts []string
-	// Pprof serves the Go profiler under /debug/pprof/ (all but cmdline),
-	// with the access rules of /metrics. Optional. Default: false.
-	Pprof bool
 	// Events serves GET /events (Server-Sent Events). Optional. Default:
 	// none (the route is absent).
 	Events EventSource
@@ -108,23 +88,11 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
+	if reflect.ValueOf(c.HTTP).IsZero() {
+		c.HTTP = config.Defaults().HTTP
+	}
 	if c.Version == "" {
 		c.Version = "dev"
-	}
-	if c.BodyLimit <= 0 {
-		c.BodyLimit = 1 << 20
-	}
-	if c.ReadTimeout <= 0 {
-		c.ReadTimeout = 10 * time.Second
-	}
-	if c.IdleTimeout <= 0 {
-		c.IdleTimeout = 60 * time.Second
-	}
-	if c.MaxConns <= 0 {
-		c.MaxConns = 1024
-	}
-	if c.ReservedConns == 0 {
-		c.ReservedConns = DefaultReservedConns
 	}
 	if c.RESTPath == "" {
 		c.RESTPath = "/a2a"

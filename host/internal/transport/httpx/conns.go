@@ -15,25 +15,13 @@ import (
 	"github.com/skillhost/skillhost/host/internal/share"
 )
 
-// Defaults of the connection caps (Config.MaxConnsPerAddr,
-// Config.ReservedConns).
-const (
-	DefaultMaxConnsPerAddr = 256
-	DefaultReservedConns   = 16
-)
-
-// connCounters are the connection caps of a Server: conns (Config.MaxConns,
-// Config.MaxConnsPerAddr of them per client address) and the reserve
-// (Config.ReservedConns, a quarter of it per address) that answers only the
-// public documents once conns refuses.
-func connCounters(cfg Config) (conns, reserve *share.Counter) {
+// connCounters are the connection caps of a Server: conns (http.max_conns,
+// http.max_conns_per_addr of them per client address; 0: no share) and the
+// reserve (http.reserved_conns, a quarter of it per address) that answers
+// only the public documents once conns refuses.
+func connCounters(c Config) (conns, reserve *share.Counter) {
+	cfg := c.HTTP
 	per := cfg.MaxConnsPerAddr
-	switch {
-	case per == 0:
-		per = min(DefaultMaxConnsPerAddr, cfg.MaxConns)
-	case per < 0:
-		per = 0 // no per-address share
-	}
 	conns = share.New(share.Config{
 		Resource: "http_connections", What: "HTTP connections", Holder: "this client address",
 		Limit: cfg.MaxConns, LimitKey: "http.max_conns", Share: per, ShareKey: "http.max_conns_per_addr",

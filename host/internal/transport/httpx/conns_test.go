@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/transport/httpx"
 )
 
@@ -80,8 +81,10 @@ func TestConnectionShares(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("needs several loopback addresses: Linux routes 127.0.0.0/8 to lo")
 	}
-	base := startServer(t, httpx.Config{MaxConns: 4, MaxConnsPerAddr: 2, ReservedConns: 4,
-		ReadTimeout: 5 * time.Minute, IdleTimeout: 10 * time.Minute})
+	base := startServer(t, httpx.Config{HTTP: httpSection(func(c *config.HTTP) {
+		c.MaxConns, c.MaxConnsPerAddr, c.ReservedConns = 4, 2, 4
+		c.ReadTimeout, c.IdleTimeout = 5*time.Minute, 10*time.Minute
+	})})
 	addr := strings.TrimPrefix(base, "http://")
 	echo := `{"jsonrpc":"2.0","id":1,"method":"echo","params":{"x":1}}`
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 )
@@ -174,10 +175,13 @@ func (s *Server) trust(addr net.Addr) {
 		hosts = append(hosts, strings.ToLower(u.Host), strings.ToLower(net.JoinHostPort(u.Hostname(), port)))
 		origins = append(origins, strings.ToLower(u.Scheme+"://"+u.Host))
 	}
-	for _, h := range s.cfg.AllowedHosts {
+	for _, h := range s.cfg.HTTP.AllowedHosts {
 		hosts = append(hosts, strings.ToLower(h))
 	}
-	origins = append(origins, s.cfg.AllowedOrigins...)
+	for _, o := range s.cfg.HTTP.AllowedOrigins {
+		n, _ := config.NormalizeOrigin(o) // validated with the config
+		origins = append(origins, n)
+	}
 	s.hosts, s.origins = hosts, origins
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/testutil"
@@ -48,7 +49,7 @@ func (cards) AgentCard(_ context.Context, name string) ([]byte, string, error) {
 // startServer serves a real engine on 127.0.0.1 and returns its base URL.
 func startServer(t *testing.T, cfg httpx.Config) string {
 	t.Helper()
-	eng := jsonrpc.NewEngine()
+	eng := jsonrpc.NewEngine(engineLimits)
 	eng.Register("echo", func(_ context.Context, req *jsonrpc.Request) (any, error) { return req.Params, nil })
 	eng.Register("count", func(context.Context, *jsonrpc.Request) (any, error) { return &countStream{n: 3}, nil })
 	srv := httpx.New(cfg, eng, cards{}, http.NotFoundHandler())
@@ -59,6 +60,13 @@ func startServer(t *testing.T, cfg httpx.Config) string {
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Shutdown(context.Background()) })
 	return "http://" + ln.Addr().String()
+}
+
+// httpSection is the default http.* section with edit applied.
+func httpSection(edit func(*config.HTTP)) config.HTTP {
+	c := config.Defaults().HTTP
+	edit(&c)
+	return c
 }
 
 func post(t *testing.T, url, body string) (*http.Response, []byte) {
@@ -74,7 +82,7 @@ func post(t *testing.T, url, body string) (*http.Response, []byte) {
 
 func TestRPCOverHTTP(t *testing.T) {
 	t.Parallel()
-	base := startServer(t, httpx.Config{BodyLimit: 4096})
+	base := startServer(t, httpx.Config{HTTP: httpSection(func(c *config.HTTP) { c.BodyLimit = 4096 })})
 	tests := []struct {
 		name       string
 		path, body string
@@ -214,7 +222,7 @@ func TestStreamIsSSE(t *testing.T) {
 
 func TestShutdownFinishesInFlight(t *testing.T) {
 	t.Parallel()
-	eng := jsonrpc.NewEngine()
+	eng := jsonrpc.NewEngine(engineLimits)
 	started, release := make(chan struct{}), make(chan struct{})
 	eng.Register("slow", func(context.Context, *jsonrpc.Request) (any, error) {
 		close(started)
@@ -283,7 +291,7 @@ func (s *endless) Next(ctx context.Context) (any, error) {
 // whole grace period.
 func TestShutdownEndsStreams(t *testing.T) {
 	t.Parallel()
-	eng := jsonrpc.NewEngine()
+	eng := jsonrpc.NewEngine(engineLimits)
 	eng.Register("forever", func(context.Context, *jsonrpc.Request) (any, error) { return &endless{}, nil })
 	srv := httpx.New(httpx.Config{}, eng, nil, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -342,7 +350,7 @@ func serveEngine(t *testing.T, eng *jsonrpc.Engine) string {
 // request's), and the connection after it is served normally.
 func TestClientDisconnectCancelsTheCall(t *testing.T) {
 	t.Parallel()
-	eng := jsonrpc.NewEngine()
+	eng := jsonrpc.NewEngine(engineLimits)
 	started, ended := make(chan struct{}), make(chan error, 1)
 	eng.Register("block", func(ctx context.Context, _ *jsonrpc.Request) (any, error) {
 		close(started)
@@ -381,7 +389,7 @@ func TestClientDisconnectCancelsTheCall(t *testing.T) {
 // for its client's departure must not disturb the next request on it).
 func TestKeepAliveRequestsAreNotCanceled(t *testing.T) {
 	t.Parallel()
-	eng := jsonrpc.NewEngine()
+	eng := jsonrpc.NewEngine(engineLimits)
 	eng.Register("live", func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -427,7 +435,7 @@ func (failing) Next(context.Context) (any, error) {
 // its unstreamed errors have.
 func TestSSEStreamFailures(t *testing.T) {
 	t.Parallel()
-	eng := jsonrpc.NewEngine()
+	eng := jsonrpc.NewEngine(engineLimits)
 	eng.Register("panics", func(context.Context, *jsonrpc.Request) (any, error) { return &panicky{}, nil }, jsonrpc.Streaming())
 	eng.RegisterA2A("SubscribeToTask", func(context.Context, *jsonrpc.Request) (any, error) { return failing{}, nil }, jsonrpc.Streaming())
 	eng.Register("echo", func(_ context.Context, req *jsonrpc.Request) (any, error) { return req.Params, nil })
@@ -476,3 +484,6 @@ func TestSSEStreamFailures(t *testing.T) {
 		t.Errorf("after the panic: %s", body)
 	}
 }
+
+// engineLimits are the limits of the tests' engines.
+var engineLimits = jsonrpc.Limits{MaxBodyBytes: 1 << 20, MaxBatch: 64, BatchConcurrency: 8, MaxBatchResponseBytes: 8 << 20}

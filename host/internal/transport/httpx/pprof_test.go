@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/transport/httpx"
 )
@@ -41,7 +42,7 @@ func TestPprofIsOffByDefault(t *testing.T) {
 
 func TestPprofLoopback(t *testing.T) {
 	t.Parallel()
-	base := startServer(t, httpx.Config{Pprof: true})
+	base := startServer(t, httpx.Config{HTTP: httpSection(func(c *config.HTTP) { c.Pprof = true })})
 	tests := []struct {
 		path   string
 		status int
@@ -74,7 +75,7 @@ func TestPprofNeedsTheMetricsScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := startServer(t, httpx.Config{Pprof: true, Auth: auth.NewAuthenticator(keys, nil)})
+	base := startServer(t, httpx.Config{HTTP: httpSection(func(c *config.HTTP) { c.Pprof = true }), Auth: auth.NewAuthenticator(keys, nil)})
 	for key, want := range map[string]int{"": 401, "app-secret-0123456789": 403, "ops-secret-0123456789": 200} {
 		if status, body := getWith(t, base+"/debug/pprof/heap?debug=1", key); status != want {
 			t.Errorf("key %q: %d %.200q, want %d", key, status, body, want)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -47,6 +48,7 @@ type Server struct {
 	started time.Time
 	conns   *share.Counter // connections: http.max_conns, per address http.max_conns_per_addr
 	reserve *share.Counter // past conns: the public documents only (nil: no reserve)
+	serving atomic.Bool    // Serve runs the app on a listener of its own (else it is mounted)
 }
 
 // New builds the app. cards and metrics may be nil (routes then answer 404).
@@ -58,13 +60,13 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 	s.conns, s.reserve = connCounters(cfg)
 	// The listener counts connections (conns.go); fasthttp's own cap (a
 	// bare 503 for everything, /health included) only backs it up.
-	concurrency := 2 * (cfg.MaxConns + max(cfg.ReservedConns, 0))
+	concurrency := 2 * (cfg.HTTP.MaxConns + max(cfg.HTTP.ReservedConns, 0))
 	s.app = fiber.New(fiber.Config{
 		AppName:               "skillhost",
-		BodyLimit:             cfg.BodyLimit,
-		ReadTimeout:           cfg.ReadTimeout,
-		WriteTimeout:          cfg.WriteTimeout,
-		IdleTimeout:           cfg.IdleTimeout,
+		BodyLimit:             int(cfg.HTTP.BodyLimit),
+		ReadTimeout:           cfg.HTTP.ReadTimeout,
+		WriteTimeout:          cfg.HTTP.WriteTimeout,
+		IdleTimeout:           cfg.HTTP.IdleTimeout,
 		Concurrency:           concurrency,
 		DisableStartupMessage: true,
 		ErrorHandler:          s.errorHandler,
@@ -75,6 +77,7 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 	}}))
 	s.app.Use(requestID)
 	s.app.Use(s.reserved)
+	s.app.Use(s.bodyLimit)
 	s.app.Get("/health", s.health)
 	s.app.Get("/.well-known/agent-card.json", s.card)
 	s.app.Get("/agents/:name/.well-known/agent-card.json", s.agentCard)
@@ -97,7 +100,7 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 		s.app.Get("/metrics", s.guard, s.metricsScope, adaptor.HTTPHandler(metrics))
 	}
 	s.routeAdmin()
-	if cfg.Pprof {
+	if cfg.HTTP.Pprof {
 		// Same access as /metrics. The command line is not served: it may
 		// carry credentials (a NATS URL with a password).
 		s.app.Use("/debug/pprof", s.guard, s.metricsScope, func(c *fiber.Ctx) error {
@@ -113,6 +116,7 @@ func New(cfg Config, engine *jsonrpc.Engine, cards CardSource, metrics http.Hand
 // Serve accepts connections on ln until Shutdown, over TLS when
 // Config.TLS is set.
 func (s *Server) Serve(ln net.Listener) error {
+	s.serving.Store(true)
 	s.trust(ln.Addr())
 	ln = &countingListener{Listener: ln, conns: s.conns, reserve: s.reserve, plain: s.cfg.TLS == nil}
 	if s.cfg.TLS != nil {
@@ -131,13 +135,45 @@ func (s *Server) Serve(ln net.Listener) error {
 // whatever still runs.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.endSSE()
-	err := s.app.ShutdownWithContext(ctx)
+	var err error
+	if s.serving.Load() {
+		err = s.app.ShutdownWithContext(ctx)
+	}
 	s.cancel()
 	return err
 }
 
 // App exposes the Fiber app for tests (app.Test).
 func (s *Server) App() *fiber.App { return s.app }
+
+// Handler runs the app on a request of another Fiber app (app.Use, after
+// that app's own routes), instead of Serve: addr is where that app listens
+// (the Host and Origin values accepted are its, as Serve's listener's would
+// be). The app answers every request it is given, with its own
+// middleware, credentials and error bodies (404 for a path it does not
+// serve). The other app's server reads the request, so its timeouts and
+// connection limits apply (MaxConns, MaxConnsPerAddr and ReservedConns
+// count a listener's connections: they apply only under Serve); BodyLimit
+// is checked again here. Shutdown then ends streams and requests, not the
+// app.
+func (s *Server) Handler(addr net.Addr) func(*fiber.Ctx) error {
+	s.trust(addr)
+	serve := s.app.Handler()
+	return func(c *fiber.Ctx) error {
+		serve(c.Context())
+		return nil
+	}
+}
+
+// bodyLimit refuses a body over BodyLimit: the HTTP server has already
+// done so when it is this app's own (Serve), not when another app's server
+// read the request (Handler).
+func (s *Server) bodyLimit(c *fiber.Ctx) error {
+	if len(c.Request().Body()) > int(s.cfg.HTTP.BodyLimit) {
+		return fiber.ErrRequestEntityTooLarge
+	}
+	return c.Next()
+}
 
 func (s *Server) health(c *fiber.Ctx) error {
 	if s.cfg.Ready != nil {
@@ -258,7 +294,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		rpcErr := fault.Wrap(fault.Internal, fault.ReasonInternal, err, "internal error")
 		switch {
 		case status == fiber.StatusRequestEntityTooLarge:
-			rpcErr = fault.Newf(fault.InvalidRequest, fault.ReasonBodyTooLarge, "request body exceeds %d bytes", s.cfg.BodyLimit)
+			rpcErr = fault.Newf(fault.InvalidRequest, fault.ReasonBodyTooLarge, "request body exceeds %d bytes", s.cfg.HTTP.BodyLimit)
 		case status >= 400 && status < 500:
 			rpcErr = fault.Wrap(fault.InvalidRequest, fault.ReasonInvalidRequest, err, "")
 		default:

@@ -36,7 +36,7 @@
 // frame per event, each a JSON-RPC response carrying the request's id, until
 // the stream ends; a stream error ends it with one error frame.
 //
-//	err := stdio.Serve(ctx, os.Stdin, os.Stdout, engine, stdio.WithLogger(logger))
+//	err := stdio.Serve(ctx, os.Stdin, os.Stdout, engine, stdio.Limits{MaxFrameBytes: …, Concurrency: …, DrainTimeout: …}, stdio.WithLogger(logger))
 //
 // On ctx cancellation Serve stops reading, waits for in-flight calls and
 // writes their responses, then returns nil.

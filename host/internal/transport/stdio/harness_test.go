@@ -26,7 +26,11 @@ type harness struct {
 	cancel context.CancelFunc
 }
 
-func mustServe(t *testing.T, eng *jsonrpc.Engine, opts ...Option) *harness {
+// testLimits are the limits Serve runs with in these tests, unless a test
+// adjusts them.
+var testLimits = Limits{MaxFrameBytes: 1 << 20, Concurrency: 4, DrainTimeout: 10 * time.Second}
+
+func mustServe(t *testing.T, eng *jsonrpc.Engine, adjust ...func(*Limits)) *harness {
 	t.Helper()
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -39,7 +43,11 @@ func mustServe(t *testing.T, eng *jsonrpc.Engine, opts ...Option) *harness {
 	ctx, cancel := context.WithCancel(t.Context())
 	h := &harness{in: inW, outR: outR, out: bufio.NewReader(outR), errc: make(chan error, 1), cancel: cancel}
 	go func() {
-		err := Serve(ctx, inR, outW, eng, opts...)
+		lim := testLimits
+		for _, f := range adjust {
+			f(&lim)
+		}
+		err := Serve(ctx, inR, outW, eng, lim)
 		outW.Close()
 		h.errc <- err
 	}()
@@ -119,7 +127,7 @@ func (r resp) String() string {
 
 func testEngine(t *testing.T, release <-chan struct{}, started chan<- string) *jsonrpc.Engine {
 	t.Helper()
-	e := jsonrpc.NewEngine()
+	e := jsonrpc.NewEngine(jsonrpc.Limits{MaxBodyBytes: 1 << 20, MaxBatch: 64, BatchConcurrency: 8, MaxBatchResponseBytes: 8 << 20})
 	e.Register("echo", func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		if jsonrpc.TransportFrom(ctx).Name != "stdio" {
 			return nil, fmt.Errorf("transport info missing")

@@ -14,65 +14,40 @@ import (
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 )
 
-// Defaults of the Serve options.
-const (
-	DefaultMaxFrameBytes = 1 << 20 // 1 MiB of body; the length line is bounded separately
-	DefaultConcurrency   = 4
-)
+// Limits bound Serve; the host passes rpc.max_body, rpc.stdio_concurrency
+// and http.shutdown_timeout. Every field is required.
+type Limits struct {
+	// MaxFrameBytes caps a frame's body (the length line is bounded
+	// separately); a larger frame is discarded and answered with -32600,
+	// reason body_too_large.
+	MaxFrameBytes int
+	// Concurrency bounds how many frames are handled at once (a streaming
+	// call holds its slot until its stream ends).
+	Concurrency int
+	// DrainTimeout bounds how long Serve waits after ctx ends for in-flight
+	// calls to finish and their responses to be written (a peer that
+	// stopped reading would otherwise hold Serve forever).
+	DrainTimeout time.Duration
+}
 
-type config struct {
+type settings struct {
 	maxFrame    int
 	concurrency int
 	drain       time.Duration
 	log         *slog.Logger
 }
 
-// DefaultDrainTimeout is how long Serve waits, once ctx has ended, for
-// in-flight calls and queued responses before it gives up on the output.
-const DefaultDrainTimeout = 10 * time.Second
-
 // ErrOutputStalled is returned by Serve when ctx ended and the peer did not
 // read the remaining responses within the drain timeout.
 var ErrOutputStalled = errors.New("stdio: the peer stopped reading; pending responses were dropped")
 
-// WithDrainTimeout bounds how long Serve waits after ctx ends for in-flight
-// calls to finish and their responses to be written (a peer that stopped
-// reading would otherwise hold Serve forever). Optional. Default: 10s.
-func WithDrainTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.drain = d
-		}
-	}
-}
-
 // Option configures Serve.
-type Option func(*config)
-
-// WithMaxFrameBytes caps a frame's body; a larger frame is discarded and
-// answered with -32600, reason body_too_large. Optional. Default: 1 MiB.
-func WithMaxFrameBytes(n int) Option {
-	return func(c *config) {
-		if n > 0 {
-			c.maxFrame = n
-		}
-	}
-}
-
-// WithConcurrency bounds how many frames are handled at once (a streaming
-// call holds its slot until its stream ends). Optional. Default: 4.
-func WithConcurrency(n int) Option {
-	return func(c *config) {
-		if n > 0 {
-			c.concurrency = n
-		}
-	}
-}
+type Option func(*settings)
 
 // WithLogger sets the logger for framing and write errors. Optional.
 // Default: a logger that discards everything.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
+	return func(c *settings) {
 		if l != nil {
 			c.log = l
 		}
@@ -93,8 +68,11 @@ type readResult struct {
 // finish; their own deadlines apply); streams are read with ctx and end when
 // it is canceled. A reader blocked in r.Read is not interrupted by ctx: the
 // goroutine reading r exits once r returns (close r to release it).
-func Serve(ctx context.Context, r io.Reader, w io.Writer, eng *jsonrpc.Engine, opts ...Option) error {
-	cfg := config{maxFrame: DefaultMaxFrameBytes, concurrency: DefaultConcurrency, drain: DefaultDrainTimeout,
+func Serve(ctx context.Context, r io.Reader, w io.Writer, eng *jsonrpc.Engine, lim Limits, opts ...Option) error {
+	if lim.MaxFrameBytes < 1 || lim.Concurrency < 1 || lim.DrainTimeout <= 0 {
+		return fmt.Errorf("stdio: limits %+v: every one must be positive", lim)
+	}
+	cfg := settings{maxFrame: lim.MaxFrameBytes, concurrency: lim.Concurrency, drain: lim.DrainTimeout,
 		log: slog.New(slog.DiscardHandler)}
 	for _, o := range opts {
 		o(&cfg)

@@ -85,7 +85,7 @@ func TestMalformedFramesResync(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := mustServe(t, testEngine(t, nil, nil), WithMaxFrameBytes(63))
+			h := mustServe(t, testEngine(t, nil, nil), func(l *Limits) { l.MaxFrameBytes = 63 })
 			h.write(t, tt.raw)
 			h.send(t, `{"jsonrpc":"2.0","method":"echo","params":[1],"id":1}`)
 			bad, good := h.recv(t), h.recv(t)
@@ -154,7 +154,7 @@ func TestConcurrencyBound(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	started := make(chan string, 10)
-	h := mustServe(t, testEngine(t, release, started), WithConcurrency(2))
+	h := mustServe(t, testEngine(t, release, started), func(l *Limits) { l.Concurrency = 2 })
 	for i := range 3 {
 		h.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","method":"block","id":%d}`, i))
 	}
@@ -294,7 +294,7 @@ func TestCallHelperOverStdio(t *testing.T) {
 // the drain timeout has passed.
 func TestServeGivesUpOnAStalledPeer(t *testing.T) {
 	t.Parallel()
-	eng := jsonrpc.NewEngine()
+	eng := jsonrpc.NewEngine(jsonrpc.Limits{MaxBodyBytes: 1 << 20, MaxBatch: 64, BatchConcurrency: 8, MaxBatchResponseBytes: 8 << 20})
 	handled := make(chan struct{}, 3)
 	eng.Register("big", func(context.Context, *jsonrpc.Request) (any, error) {
 		handled <- struct{}{}
@@ -305,7 +305,9 @@ func TestServeGivesUpOnAStalledPeer(t *testing.T) {
 	t.Cleanup(func() { outR.Close(); inW.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, inR, outW, eng, WithDrainTimeout(200*time.Millisecond)) }()
+	go func() {
+		done <- Serve(ctx, inR, outW, eng, Limits{MaxFrameBytes: 1 << 20, Concurrency: 4, DrainTimeout: 200 * time.Millisecond})
+	}()
 	body := `{"jsonrpc":"2.0","id":1,"method":"big"}`
 	for range 3 {
 		if _, err := fmt.Fprintf(inW, "%d\n%s\n", len(body), body); err != nil {

@@ -1,4 +1,4 @@
-package host
+package assemble
 
 import (
 	"context"
@@ -14,9 +14,10 @@ import (
 // Serve runs the configured transports until ctx ends (or, with stdio only,
 // until standard input ends), then shuts down gracefully: no new requests,
 // in-flight calls finish within http.shutdown_timeout, and the host closes.
-func (h *Host) Serve(ctx context.Context) error {
+// Without a listener (Spec.NoListener) HTTP is served by the caller's app.
+func (h *Root) Serve(ctx context.Context) error {
 	httpErr := make(chan error, 1)
-	if h.http != nil {
+	if h.http != nil && h.ln != nil {
 		h.served.Store(true)
 		go func() { httpErr <- h.http.Serve(h.ln) }()
 		scheme := "http"
@@ -33,11 +34,10 @@ func (h *Host) Serve(ctx context.Context) error {
 			// stdio (local mode) is trusted: whoever can write to the
 			// host's stdin started it. One local principal.
 			sctx := auth.With(ctx, auth.Local(stdioPrincipal))
-			stdioErr <- stdio.Serve(sctx, h.opts.Stdin, h.opts.Stdout, h.engine,
-				stdio.WithConcurrency(h.cfg.RPC.StdioConcurrency),
-				stdio.WithMaxFrameBytes(int(h.cfg.RPC.MaxBody)),
-				stdio.WithDrainTimeout(h.cfg.HTTP.ShutdownTimeout),
-				stdio.WithLogger(h.log))
+			stdioErr <- stdio.Serve(sctx, h.spec.Stdin, h.spec.Stdout, h.engine, stdio.Limits{
+				MaxFrameBytes: int(h.cfg.RPC.MaxBody), Concurrency: h.cfg.RPC.StdioConcurrency,
+				DrainTimeout: h.cfg.HTTP.ShutdownTimeout,
+			}, stdio.WithLogger(h.log))
 		}()
 	}
 	if h.cfg.MCPStdio {
@@ -45,7 +45,7 @@ func (h *Host) Serve(ctx context.Context) error {
 		go func() {
 			// Like stdio, MCP on stdio is trusted: one local principal.
 			mctx := auth.With(ctx, auth.Local(MCPStdioPrincipal))
-			err := h.mcp.ServeStdio(mctx, io.NopCloser(h.opts.Stdin), nopWriteCloser{h.opts.Stdout})
+			err := h.mcp.ServeStdio(mctx, io.NopCloser(h.spec.Stdin), nopWriteCloser{h.spec.Stdout})
 			if err != nil && ctx.Err() == nil && !errors.Is(err, io.EOF) {
 				stdioErr <- err
 				return
@@ -85,7 +85,7 @@ wait:
 // while everything else is still served), stops the HTTP server (waiting
 // for in-flight requests), all within the shutdown timeout, and closes the
 // host (tasks still running are handed back).
-func (h *Host) shutdown(ctx context.Context) error {
+func (h *Root) shutdown(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.HTTP.ShutdownTimeout)
 	defer cancel()
 	h.log.Info("shutting down", "grace", h.cfg.HTTP.ShutdownTimeout)

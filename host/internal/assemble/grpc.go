@@ -1,8 +1,7 @@
-package host
+package assemble
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -17,16 +16,19 @@ import (
 )
 
 // grpcBinding is the A2A gRPC binding (grpc.listen): its own listener,
-// served by grpc-go beside the Fiber app (README "gRPC binding").
+// served by grpc-go beside the Fiber app (docs/guides/a2a.md, "gRPC
+// binding").
 type grpcBinding struct {
 	ln     net.Listener
-	srv    *grpcx.Server
-	served atomic.Bool // Serve took over the listener
+	srv    *grpcx.Server // nil until the grpc component built it
+	served atomic.Bool   // Serve took over the listener
 }
 
-// listenGRPC binds grpc.listen (nothing when it is empty) and records the
-// bound address in h.cfg, so the card names the real port of ":0".
-func (h *Host) listenGRPC() error {
+// provisionGRPCListener binds grpc.listen (nothing when it is empty) beside
+// the HTTP listener, so a port in use fails the start at once, and records
+// the bound address in the root's configuration: the cards name the real
+// port of ":0".
+func (h *Root) provisionGRPCListener(context.Context) error {
 	addr := h.cfg.GRPC.Listen
 	if addr == "" {
 		return nil
@@ -40,6 +42,15 @@ func (h *Host) listenGRPC() error {
 	}
 	h.grpc = &grpcBinding{ln: ln}
 	h.cfg.GRPC.Listen = ln.Addr().String()
+	h.onClose("grpc listener", func(context.Context) error {
+		if h.grpc.served.Load() { // the gRPC server owns it now
+			return nil
+		}
+		if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			return err
+		}
+		return nil
+	})
 	if host, _, err := net.SplitHostPort(addr); err == nil && h.cfg.PublicURL == "" {
 		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 			h.log.Warn("gRPC listens on every interface without public_url: the Agent Card publishes "+h.cfg.GRPC.Listen+
@@ -49,27 +60,33 @@ func (h *Host) listenGRPC() error {
 	return nil
 }
 
-// setupGRPC builds the gRPC server over the A2A service: the engine's
-// middleware for every call, the HTTP transport's keys and certificate,
-// rpc.max_body for messages, a2a.max_streams (and its per-key share) for
-// streams as for SSE, http.write_timeout for a stream's life.
-func (h *Host) setupGRPC(tlsCfg *tls.Config) {
+// provisionGRPC builds the gRPC server (grpc.*) over the A2A service: the
+// engine's middleware for every call, the HTTP transport's keys and
+// certificate, rpc.max_body for messages, a2a.max_streams (and its per-key
+// share) for streams as for SSE, http.write_timeout for a stream's life.
+func (h *Root) provisionGRPC(context.Context) error {
 	if h.grpc == nil {
-		return
+		return nil
 	}
 	handler := a2a.NewGRPCHandler(h.engine, h.tasks, h.log)
 	c := h.cfg
 	h.grpc.srv = grpcx.New(grpcx.Config{
-		Auth: h.authn, Errors: handler.GRPCStatus, TLS: tlsCfg, MaxMessageBytes: int(c.RPC.MaxBody),
-		MaxConns: c.GRPC.MaxConns, MaxConnsPerAddr: shareOrNone(c.GRPC.MaxConnsPerAddr),
-		MaxConcurrentStreams: c.GRPC.MaxConcurrentStreams, MaxStreamDuration: c.HTTP.WriteTimeout,
-		HandshakeTimeout: c.HTTP.ReadTimeout, IdleTimeout: c.HTTP.IdleTimeout, Logger: h.log,
+		GRPC: c.GRPC, Auth: h.authn, Errors: handler.GRPCStatus, TLS: h.tlsCfg, MaxMessageBytes: int(c.RPC.MaxBody),
+		MaxStreamDuration: c.HTTP.WriteTimeout, HandshakeTimeout: c.HTTP.ReadTimeout, IdleTimeout: c.HTTP.IdleTimeout,
+		Logger: h.log,
 	}, handler)
+	h.onClose("grpc", func(ctx context.Context) error {
+		if h.grpc.served.Load() { // Serve's shutdown ended it
+			return nil
+		}
+		return h.grpc.srv.Shutdown(ctx) // never served: its context ends
+	})
+	return nil
 }
 
 // serveGRPC serves gRPC until shutdown; the channel reports a failure
 // (nil channel: gRPC is off, which a select never picks).
-func (h *Host) serveGRPC() <-chan error {
+func (h *Root) serveGRPC() <-chan error {
 	if h.grpc == nil || h.grpc.srv == nil {
 		return nil
 	}
@@ -85,26 +102,20 @@ func (h *Host) serveGRPC() <-chan error {
 	return errc
 }
 
-// shutdownGRPC stops gRPC: streams end at once, unary calls finish within
-// ctx; a listener never served is closed.
-func (h *Host) shutdownGRPC(ctx context.Context) error {
-	switch {
-	case h.grpc == nil:
-		return nil
-	case h.grpc.srv != nil && h.grpc.served.Load():
-		if err := h.grpc.srv.Shutdown(ctx); err != nil {
-			return fmt.Errorf("grpc shutdown: %w", err)
-		}
+// shutdownGRPC stops a served gRPC server: streams end at once, unary
+// calls finish within ctx. One never served is Close's (its components).
+func (h *Root) shutdownGRPC(ctx context.Context) error {
+	if h.grpc == nil || h.grpc.srv == nil || !h.grpc.served.Load() {
 		return nil
 	}
-	if err := h.grpc.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
-		return err
+	if err := h.grpc.srv.Shutdown(ctx); err != nil {
+		return fmt.Errorf("grpc shutdown: %w", err)
 	}
 	return nil
 }
 
 // grpcShares are the gRPC server's counted resources (none when off).
-func (h *Host) grpcShares() []*share.Counter {
+func (h *Root) grpcShares() []*share.Counter {
 	if h.grpc == nil || h.grpc.srv == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package host
+package assemble
 
 import (
 	"context"
@@ -59,7 +59,7 @@ func (headerCarrier) Keys() []string     { return nil }
 // startSpan starts the server span of one JSON-RPC call, continuing the
 // caller's trace when its request carries a traceparent; end closes it
 // with the call's outcome. Without tracing it changes nothing.
-func (h *Host) startSpan(ctx context.Context, method string) (context.Context, func(error)) {
+func (h *Root) startSpan(ctx context.Context, method string) (context.Context, func(error)) {
 	if h.tracer == nil {
 		return ctx, func(error) {}
 	}

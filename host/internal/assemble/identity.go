@@ -1,16 +1,19 @@
-package host
+package assemble
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-
-	"github.com/skillhost/skillhost/host/internal/identity"
 )
 
-// setupIdentity builds the host's signer from its keys (identity.key_file):
-// the JWS header's jku names the JWKS under the public URL. No keys: no
-// signer, nothing is signed.
-func (h *Host) setupIdentity(keys []*identity.PrivateKey) error {
+// provisionIdentity reads the host's signing keys (identity.key_file) and
+// builds its signer: the JWS header's jku names the JWKS under the public
+// URL. No keys: no signer, nothing is signed.
+func (h *Root) provisionIdentity(context.Context) error {
+	keys, err := Keys(h.cfg.Identity, h.log)
+	if err != nil {
+		return err
+	}
 	s, err := newSigner(keys, h.publicURL())
 	if err != nil {
 		return fmt.Errorf("config identity.key_file: %w", err)
@@ -27,7 +30,7 @@ func (h *Host) setupIdentity(keys []*identity.PrivateKey) error {
 
 // jwks is the JWKS document served at /.well-known/jwks.json; nil without
 // a signer.
-func (h *Host) jwks() []byte {
+func (h *Root) jwks() []byte {
 	if h.signer == nil {
 		return nil
 	}

@@ -1,13 +1,11 @@
-package host
+package assemble
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 
-	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
@@ -73,21 +71,8 @@ func (t tokenStore) SessionToken(ctx context.Context, id string) (auth.TokenReco
 	return auth.TokenRecord{Owner: sess.Owner, SHA256: sess.TokenSHA256, Active: sess.Status == store.StatusActive}, nil
 }
 
-// loadTLS loads http.tls: TLS 1.2 or later with the configured pair (nil
-// when HTTPS is not configured).
-func loadTLS(c config.HTTP) (*tls.Config, error) {
-	if !c.TLSEnabled() {
-		return nil, nil
-	}
-	cert, err := tls.LoadX509KeyPair(c.TLS.CertFile, c.TLS.KeyFile)
-	if err != nil {
-		return nil, fmt.Errorf("config http.tls: %w", err)
-	}
-	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, nil
-}
-
 // accessMode describes, for the start-up log, who HTTP serves.
-func (h *Host) accessMode() string {
+func (h *Root) accessMode() string {
 	if h.authn.Enabled() {
 		return fmt.Sprintf("API keys required (%d configured); /health and the Agent Cards are public", h.authn.Keys().Len())
 	}

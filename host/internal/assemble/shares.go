@@ -1,4 +1,4 @@
-package host
+package assemble
 
 import (
 	"context"
@@ -13,17 +13,8 @@ import (
 // share of it. The counters live with their resources; this file gathers
 // them for /metrics and GET /admin/shares.
 
-// shareOrNone maps a configured share to a package's: 0 (no share) is -1,
-// since the packages read 0 as "the default".
-func shareOrNone(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
-}
-
 // shares are the host's counted resources.
-func (h *Host) shares() []*share.Counter {
+func (h *Root) shares() []*share.Counter {
 	out := []*share.Counter{h.guard.Running()}
 	if h.events != nil {
 		out = append(out, h.events.Subscribers())
@@ -41,7 +32,7 @@ func (h *Host) shares() []*share.Counter {
 }
 
 // shareMetrics reads the counters for /metrics.
-func (h *Host) shareMetrics() []metrics.Share {
+func (h *Root) shareMetrics() []metrics.Share {
 	var out []metrics.Share
 	for _, c := range h.shares() {
 		st := c.Stats()
@@ -58,7 +49,7 @@ type sharesDocument struct {
 	Shares []share.Stats `json:"shares"`
 }
 
-func (h *Host) sharesDoc(context.Context) any {
+func (h *Root) sharesDoc(context.Context) any {
 	doc := sharesDocument{Shares: []share.Stats{}}
 	for _, c := range h.shares() {
 		doc.Shares = append(doc.Shares, c.Stats())

@@ -1,14 +1,13 @@
-package host
+package assemble
 
 import (
-	"log/slog"
+	"context"
 	"net"
 	"strings"
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/identity"
-	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
 // publicBase is the base URL published in Agent Cards: public_url, else the
@@ -28,22 +27,35 @@ func publicBase(cfg config.Config, addr net.Addr) string {
 	return scheme + cfg.Listen
 }
 
-// newCardService builds the Agent Cards of a host with cfg: what serve
-// publishes and what `skillhost card` prints come from here alone, so they
-// cannot drift apart. keys says whether HTTP requires API keys (the card
+// provisionCards builds the Agent Cards: what serve publishes and what
+// `skillhost card` prints are this component's, so they cannot drift apart.
+// They follow the plugin set (hot reload). With API keys the card
 // describes what HTTP enforces; without keys there is nothing extended to
-// protect, so no extended card is advertised, as A2A v1.0 §13.3 asks).
-func newCardService(cfg config.Config, version, base string, keys bool, snapshot func() *plugin.Snapshot,
-	signer *identity.Signer, log *slog.Logger) *a2a.CardService {
-	return a2a.NewCardService(a2a.CardConfig{
-		BaseURL:    base,
-		Version:    version,
-		Stdio:      cfg.Stdio,
-		GRPC:       grpcPublicAddr(cfg),
+// protect, so no extended card is advertised, as A2A v1.0 §13.3 asks.
+func (h *Root) provisionCards(context.Context) error {
+	keys := h.keys.Len() > 0
+	h.cards = a2a.NewCardService(a2a.CardConfig{
+		BaseURL:    h.publicURL(),
+		Version:    h.version,
+		Stdio:      h.cfg.Stdio,
+		GRPC:       grpcPublicAddr(h.cfg),
 		APIKeyAuth: keys,
 		BearerAuth: keys,
 		Push:       true,
-	}, snapshot, a2a.CardServiceOptions{Logger: log, Signer: signer, ExtendedCard: keys})
+	}, h.Registry.Snapshot, a2a.CardServiceOptions{Logger: h.log, Signer: h.signer, ExtendedCard: keys})
+	h.Registry.OnChange(h.cards.Update)
+	return nil
+}
+
+// Card renders the host's Agent Card, or with agent set that plugin's, as
+// GET /.well-known/agent-card.json serves it (Serve, Card).
+func (h *Root) Card(ctx context.Context, agent string) ([]byte, error) {
+	if agent != "" {
+		card, _, err := h.cards.AgentCard(ctx, agent)
+		return card, err
+	}
+	card, _, err := h.cards.Card(ctx)
+	return card, err
 }
 
 // newSigner builds the host's signer from its keys (identity.key_file):

@@ -1,4 +1,4 @@
-package host
+package assemble
 
 import (
 	"context"
@@ -13,7 +13,7 @@ var errDraining = errors.New("draining: the host is shutting down; send new work
 // until ctx ends, for the tasks still running: their clients keep reading,
 // following and canceling them meanwhile. What still runs when ctx ends is
 // handed back by Close.
-func (h *Host) drain(ctx context.Context) {
+func (h *Root) drain(ctx context.Context) {
 	if h.tasks == nil {
 		return
 	}
@@ -29,12 +29,12 @@ var errNotBeating = errors.New("state store: not answering this host (task lease
 
 // ready is GET /health's check: the host is not draining, the state store
 // is connected and takes its writes.
-func (h *Host) ready() error {
+func (h *Root) ready() error {
 	switch {
 	case h.tasks != nil && h.tasks.Draining():
 		return errDraining
 	case h.tasks != nil && !h.tasks.Beating():
 		return errNotBeating
 	}
-	return h.store.Ready()
+	return h.Store.Ready()
 }

@@ -1,4 +1,4 @@
-package host
+package assemble
 
 import (
 	"context"
@@ -111,7 +111,7 @@ func failure(ctx context.Context, method string, err error) admin.Failure {
 // access is the outermost engine middleware: one access line per call
 // (log.access), the method's metrics, and failures that reached no skill
 // into the ring (a skill's own failures are recorded by the observer).
-func (h *Host) access(method string, next jsonrpc.Handler) jsonrpc.Handler {
+func (h *Root) access(method string, next jsonrpc.Handler) jsonrpc.Handler {
 	mm := h.metrics.Method(method)
 	return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		start := time.Now()
@@ -139,7 +139,7 @@ func (h *Host) access(method string, next jsonrpc.Handler) jsonrpc.Handler {
 // rejected hears of requests refused before a method ran (malformed,
 // oversized, unknown method, bad envelope): counted by reason, recorded in
 // the ring and logged like a call. The method, from the client, is clipped.
-func (h *Host) rejected(ctx context.Context, method string, err error) {
+func (h *Root) rejected(ctx context.Context, method string, err error) {
 	h.metrics.Rejected(err)
 	method = clipMethod(method)
 	h.failures.Add(failure(ctx, method, err))
@@ -171,7 +171,7 @@ var serverSide = map[fault.Kind]bool{fault.Internal: true, fault.SkillFailed: tr
 
 // logAccess writes the access line of one call: info, or warn when the
 // host or a plugin failed it.
-func (h *Host) logAccess(ctx context.Context, method string, req *jsonrpc.Request, rec *callRecord, d time.Duration, err error) {
+func (h *Root) logAccess(ctx context.Context, method string, req *jsonrpc.Request, rec *callRecord, d time.Duration, err error) {
 	level, status, code, reason := slog.LevelInfo, "ok", 0, ""
 	if err != nil {
 		fe := fault.From(err)
@@ -208,7 +208,7 @@ func (h *Host) logAccess(ctx context.Context, method string, req *jsonrpc.Reques
 // requests refused before a method ran (credentials, Host, Origin, media
 // type, body size). Info; debug for a successful /health (probes); warn
 // for a 5xx.
-func (h *Host) httpAccess(ctx context.Context, a httpx.Access) {
+func (h *Root) httpAccess(ctx context.Context, a httpx.Access) {
 	h.metrics.HTTPRequest(a.Route, a.Status)
 	if !h.cfg.Log.Access || a.RPC {
 		return

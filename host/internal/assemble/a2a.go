@@ -1,0 +1,73 @@
+package assemble
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+
+	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/jsonrpc"
+	"github.com/skillhost/skillhost/host/internal/mcp"
+	"github.com/skillhost/skillhost/host/internal/provenance"
+)
+
+// publicURL is the base URL published in Agent Cards.
+func (h *Root) publicURL() string { return publicBase(h.cfg, h.Addr()) }
+
+// provisionA2A opens the task store, the contexts and the push configs and
+// registers the A2A methods, their HTTP+JSON binding (REST) included.
+func (h *Root) provisionA2A(ctx context.Context) error {
+	tasks, err := a2a.OpenTaskStore(ctx, h.Store, a2a.TaskStoreConfig{A2A: h.cfg.A2A, Logger: h.log,
+		Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName)})
+	if err != nil {
+		return fmt.Errorf("a2a task store: %w", err)
+	}
+	contexts, err := a2a.OpenContexts(ctx, h.Store, h.cfg.A2A.ContextIdle, h.log)
+	if err != nil {
+		return fmt.Errorf("a2a contexts: %w", err)
+	}
+	h.background("a2a contexts", contexts.Run)
+	// http_fetch's dial guard (net.allow_private) on literal URLs
+	push, err := a2a.OpenPush(ctx, h.Store, a2a.PushOptions{Push: h.cfg.A2A.Push, Delivery: h.delivery, Net: h.Net, Logger: h.log})
+	if err != nil {
+		return fmt.Errorf("a2a push: %w", err)
+	}
+	h.background("a2a push", push.Run)
+	h.tasks, err = a2a.NewService(a2a.ServiceConfig{
+		A2A:      h.cfg.A2A,
+		Executor: h.Registry,
+		Snapshot: h.Registry.Snapshot,
+		Tasks:    tasks,
+		Cards:    h.cards,
+		Logger:   h.log,
+		Guard:    h.guard,
+		Contexts: contexts,
+		Push:     push,
+		// a task of a lost host runs again here as its owner
+		Principals: h.authn.Keys().PrincipalOf,
+	})
+	if err != nil {
+		return fmt.Errorf("a2a service: %w", err)
+	}
+	h.onClose("a2a", h.tasks.Close)                // running tasks end (canceled) and are stored
+	h.background("a2a input timeout", h.tasks.Run) // expires tasks left waiting for input (a2a.input_timeout)
+	h.background("a2a leases", h.tasks.RunLeases)  // beats, sweeps for tasks of lost hosts, catch-up after reconnects
+	a2a.Register(h.engine, h.tasks)
+	h.rest = a2a.NewREST(h.engine, h.log)
+	return nil
+}
+
+// provisionMCP builds the MCP tools: the same skills, from the same
+// manifests, through the same engine.
+func (h *Root) provisionMCP(context.Context) error {
+	h.mcp = mcp.New(mcp.Config{MCP: h.cfg.MCP, Invoker: h.engine, Snapshot: h.Registry.Snapshot, Version: h.version, Logger: h.log})
+	h.Registry.OnChange(h.mcp.Update)
+	return nil
+}
+
+// serveREST adapts the A2A HTTP+JSON binding to the HTTP transport.
+func (h *Root) serveREST(ctx context.Context, method, path string, query url.Values, body []byte) (int, []byte, jsonrpc.Stream, *fault.Error) {
+	r := h.rest.Serve(ctx, a2a.RESTRequest{Method: method, Path: path, Query: query, Body: body})
+	return r.Status, r.Body, r.Stream, r.Err
+}
