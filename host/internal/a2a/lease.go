@@ -377,10 +377,13 @@ func (s *Service) update(ctx context.Context, id a2av1.TaskID, next TaskState, f
 		rec, err = s.cfg.Tasks.Update(ctx, id, next, fn)
 		return err
 	}
+	var err error
 	if !next.IsTerminal() && !next.IsInterrupted() {
-		return rec, write()
+		err = write()
+	} else {
+		err = s.durably(ctx, id, write)
 	}
-	return rec, s.durably(ctx, id, write)
+	return rec, err // rec is read after the write (in `return rec, write()` the order is unspecified)
 }
 
 // createFinal is TaskStore.CreateFinal, retried durably.
