@@ -224,7 +224,7 @@ func TestLeaseHandBackOnClose(t *testing.T) {
 	go func() { drained <- a.svc.Drain(dctx) }()
 	testutil.Eventually(t, 10*time.Second, "A to drain", a.svc.Draining)
 	_, rerr := rpc(t, a.URL, "SendMessage", sendParams("echo", `{"text":"late"}`), nil)
-	if rerr == nil || rerr.Code != -32106 || !strings.Contains(string(rerr.Data), `"reason":"DRAINING"`) {
+	if rerr == nil || rerr.Code != -32106 || !strings.Contains(string(rerr.Data), `"reason":"draining"`) {
 		t.Errorf("a new task on a draining host: %+v, want -32106 draining", rerr)
 	}
 	if err := <-drained; err == nil {
