@@ -13,6 +13,7 @@ import (
 	"time"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host"
@@ -62,13 +63,17 @@ func mustFormPlugin(t *testing.T) string {
 }
 
 // startHostAt serves pluginDir with its state in data (kept across
-// restarts) and returns it with the function that stops it.
-func startHostAt(t *testing.T, pluginDir, data string) (*testHost, func()) {
+// restarts), its configuration changed by mutate, and returns it with the
+// function that stops it.
+func startHostAt(t *testing.T, pluginDir, data string, mutate ...func(*config.Config)) (*testHost, func()) {
 	t.Helper()
 	cfg := config.Defaults()
 	cfg.Listen, cfg.Data, cfg.Plugins = "127.0.0.1:0", data, pluginDir
 	cfg.Net.AllowPrivate = []string{"127.0.0.0/8"} // the push receiver
 	cfg.HTTP.ShutdownTimeout = 30 * time.Second
+	for _, m := range mutate {
+		m(&cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h, err := host.New(ctx, cfg, host.WithVersion("9.9.9-test"), host.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))))
 	if err != nil {
@@ -120,7 +125,7 @@ func mustCompiled(t *testing.T, th *testHost) {
 }
 
 // TestFormFillThreeTurns: the form plugin's form_fill over the official
-// a2a-go v2 client, on both bindings: the first message (with a push
+// a2a-go v2 client, on each binding (JSON-RPC, HTTP+JSON, gRPC): the first message (with a push
 // config) asks for the first field, the follow-up streamed over
 // SendStreamingMessage asks for the second, the host restarts while the
 // task waits (the task is in the store), and the last follow-up, on the
@@ -129,17 +134,20 @@ func mustCompiled(t *testing.T, th *testHost) {
 func TestFormFillThreeTurns(t *testing.T) {
 	t.Parallel()
 	plugins := mustFormPlugin(t)
-	for _, binding := range []a2av1.TransportProtocol{a2av1.TransportProtocolJSONRPC, a2av1.TransportProtocolHTTPJSON} {
+	bindings := []a2av1.TransportProtocol{a2av1.TransportProtocolJSONRPC, a2av1.TransportProtocolHTTPJSON, a2av1.TransportProtocolGRPC}
+	for _, binding := range bindings {
 		t.Run(string(binding), func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			data := t.TempDir()
-			th, stop := startHostAt(t, plugins, data)
-			cl := mustClient(ctx, t, th.URL, binding)
+			th, stop := startHostAt(t, plugins, data, withGRPC)
+			cl := mustBindingClient(ctx, t, th.URL, binding)
 			url, pushes := mustReceiver(t)
 
-			req := message("form_fill", map[string]any{"fields": []string{"name", "email"}})
+			// []any, not []string: a2a-go's gRPC client converts data parts to
+			// protobuf Structs, which take only JSON's own types.
+			req := message("form_fill", map[string]any{"fields": []any{"name", "email"}})
 			req.Config = &a2av1.SendMessageConfig{PushConfig: &a2av1.PushConfig{URL: url, Token: "form"}}
 			res, err := cl.SendMessage(ctx, req)
 			if err != nil {
@@ -175,8 +183,8 @@ func TestFormFillThreeTurns(t *testing.T) {
 
 			// The host restarts while the task waits for its last answer.
 			stop()
-			th, _ = startHostAt(t, plugins, data)
-			cl = mustClient(ctx, t, th.URL, binding)
+			th, _ = startHostAt(t, plugins, data, withGRPC)
+			cl = mustBindingClient(ctx, t, th.URL, binding)
 			res, err = cl.SendMessage(ctx, answer(task.ID, "ada@example.com"))
 			if err != nil {
 				t.Fatalf("third turn, on the restarted host: %v", err)
@@ -195,6 +203,17 @@ func TestFormFillThreeTurns(t *testing.T) {
 			waitState(t, pushes, task.ID, a2av1.TaskStateCompleted)
 		})
 	}
+}
+
+// mustBindingClient is an official a2a-go v2 client of the host at url
+// speaking binding (gRPC to the interface its card advertises).
+func mustBindingClient(ctx context.Context, t *testing.T, url string, binding a2av1.TransportProtocol) *a2aclient.Client {
+	t.Helper()
+	if binding == a2av1.TransportProtocolGRPC {
+		card, _ := grpcInterface(ctx, t, httpClient, url)
+		return mustGRPCClient(ctx, t, card)
+	}
+	return mustClient(ctx, t, url, binding)
 }
 
 // answer is a follow-up text message to task id.

@@ -1,10 +1,12 @@
 package host_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/go-cmp/cmp"
@@ -148,5 +150,65 @@ func TestDashboardShowsSettingsNotSecrets(t *testing.T) {
 	}
 	if strings.Contains(text, secret) {
 		t.Errorf("the dashboard shows the secret:\n%s", text)
+	}
+}
+
+// A rotated secret file reloads its plugin (hot reload watches the
+// secret's folder; the folder's fingerprint holds a keyed digest of the
+// settings): the next calls read the new value, with no change in the
+// plugin folder. A secret file that appears later loads a plugin refused
+// for lack of it. Neither value appears in the logs.
+func TestRotatedSecretReloads(t *testing.T) {
+	t.Parallel()
+	const before, after, late = "rot-s3cr3t-before-5a1e", "rot-s3cr3t-after-c07b", "rot-s3cr3t-late-93d2"
+	secrets := t.TempDir()
+	rotated, appears := filepath.Join(secrets, "api_key"), filepath.Join(secrets, "late_key")
+	writeSecret := func(path, value string) {
+		t.Helper()
+		tmp := path + ".new" // a rotation as Kubernetes and most tools do it: a rename over the old file
+		if err := os.WriteFile(tmp, []byte(value+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeSecret(rotated, before)
+	plugins := t.TempDir()
+	mustConfigEcho(t, plugins, "rotor", "{}")
+	mustConfigEcho(t, plugins, "latecomer", "{}")
+	th, logs := mustHostWith(t, plugins, func(c *config.Config) {
+		c.PluginSettings = map[string]config.PluginSettings{
+			"rotor":     {Secrets: map[string]string{"api_key": "file:" + rotated}},
+			"latecomer": {Secrets: map[string]string{"api_key": "file:" + appears}},
+		}
+	})
+	session := th.mustSession(t)
+	read := func(skill string) any {
+		r := th.call(t, "_cleveragents/skill/execute", map[string]any{"session_id": session, "skill_id": skill, "skill_params": map[string]any{}})
+		if r.Error != nil {
+			return r.Error.Message
+		}
+		var out map[string]any
+		if err := json.Unmarshal(r.Result, &out); err != nil {
+			t.Fatal(err)
+		}
+		return out["output"]
+	}
+	if !waitFor(time.Minute, func() bool { return read("rotor-get") == before }) {
+		t.Fatalf("rotor-get = %v, want the secret %q", read("rotor-get"), before)
+	}
+	writeSecret(rotated, after)
+	writeSecret(appears, late)
+	if !waitFor(time.Minute, func() bool { return read("rotor-get") == after }) {
+		t.Errorf("after the rotation rotor-get = %v, want the new secret", read("rotor-get"))
+	}
+	if !waitFor(time.Minute, func() bool { return read("latecomer-get") == late }) {
+		t.Errorf("after its secret file appeared latecomer-get = %v, want the secret", read("latecomer-get"))
+	}
+	for _, s := range []string{before, after, late} {
+		if strings.Contains(logs.String(), s) {
+			t.Errorf("the secret %q appears in the logs", s)
+		}
 	}
 }

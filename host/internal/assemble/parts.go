@@ -204,10 +204,12 @@ func (h *Root) provisionRegistry(context.Context) (err error) {
 			d.Agents = agents.New(reg, h.Peers, route)
 			return hostfn.New(d, hostfn.Grant{Plugin: m.Name, AllowedHosts: m.Permissions.AllowedHosts, Agents: m.Permissions.Agents})
 		},
-		Logger: cmp.Or(h.spec.LoadLogger, h.log),
-		Trust:  trust,
-		Config: h.Settings.Config,
-		Tracer: h.tracer,
+		Logger:     cmp.Or(h.spec.LoadLogger, h.log),
+		Trust:      trust,
+		Config:     h.Settings.Config,
+		Settings:   h.Settings.Digest,
+		WatchFiles: h.Settings.Files(),
+		Tracer:     h.tracer,
 	}
 	if h.observer != nil {
 		opts.Observer = h.observer

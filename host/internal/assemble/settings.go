@@ -1,6 +1,10 @@
 package assemble
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -21,11 +25,12 @@ import (
 type Settings struct {
 	byName map[string]config.PluginSettings
 	getenv func(string) (string, bool)
+	key    []byte // keys Digest, so a digest says nothing of a short secret
 }
 
 // NewSettings resolves s with the process environment.
 func NewSettings(s map[string]config.PluginSettings) *Settings {
-	return &Settings{byName: s, getenv: os.LookupEnv}
+	return &Settings{byName: s, getenv: os.LookupEnv, key: []byte(rand.Text())}
 }
 
 // Config is plugin.RegistryOptions.Config: the manifest's
@@ -58,6 +63,45 @@ func (s *Settings) Config(m *plugin.Manifest) (map[string]string, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// Digest is plugin.RegistryOptions.Settings: an HMAC-SHA-256 (keyed per
+// process) over the plugin name's config and its secrets' current values
+// (or why one cannot be read), so a rotated secret changes it; "" for a
+// plugin without settings. The digest is kept only in memory, in the
+// folder's fingerprint.
+func (s *Settings) Digest(name string) string {
+	set, ok := s.byName[name]
+	if !ok || len(set.Config)+len(set.Secrets) == 0 {
+		return ""
+	}
+	h := hmac.New(sha256.New, s.key)
+	for _, k := range sortedKeys(set.Config) {
+		fmt.Fprintf(h, "c%d:%s=%d:%s\n", len(k), k, len(set.Config[k]), set.Config[k])
+	}
+	for _, k := range sortedKeys(set.Secrets) {
+		v, err := s.read(set.Secrets[k])
+		if err != nil {
+			v = "\x00" + err.Error()
+		}
+		fmt.Fprintf(h, "s%d:%s=%d:%s\n", len(k), k, len(v), v)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Files are the secret files of every plugin's settings
+// (plugin.RegistryOptions.WatchFiles).
+func (s *Settings) Files() []string {
+	var files []string
+	for _, name := range sortedKeys(s.byName) {
+		set := s.byName[name]
+		for _, k := range sortedKeys(set.Secrets) {
+			if kind, path, err := config.ParseSecretRef(set.Secrets[k]); err == nil && kind == config.SecretFile {
+				files = append(files, path)
+			}
+		}
+	}
+	return files
 }
 
 // read resolves one secret reference (validated with the config).

@@ -177,10 +177,10 @@ func checkExports(m *Manifest, info sandbox.ModuleInfo) error {
 }
 
 // fingerprint identifies the content of a plugin folder cheaply: the
-// manifest and signature bytes and the size, time and mode of the module it
-// names.
+// manifest and signature bytes, the size, time and mode of the module it
+// names, and the digest of its operator settings (settings, nil: none).
 // Unchanged folders are not recompiled on a rescan.
-func fingerprint(dir string) string {
+func fingerprint(dir string, settings func(name string) string) string {
 	data, err := ReadInDir(dir, ManifestFile, MaxManifestBytes)
 	if err != nil {
 		return "unreadable:" + err.Error()
@@ -192,9 +192,14 @@ func fingerprint(dir string) string {
 		fmt.Fprintf(h, "|sig:%x", sum)
 	}
 	var peek struct {
+		Name string `yaml:"name"`
 		Wasm string `yaml:"wasm"`
 	}
-	if yaml.Unmarshal(data, &peek) == nil && peek.Wasm != "" && filepath.IsLocal(peek.Wasm) {
+	parsed := yaml.Unmarshal(data, &peek) == nil
+	if parsed && settings != nil && peek.Name != "" {
+		fmt.Fprintf(h, "|settings:%s", settings(peek.Name))
+	}
+	if parsed && peek.Wasm != "" && filepath.IsLocal(peek.Wasm) {
 		if st, err := os.Stat(filepath.Join(dir, peek.Wasm)); err == nil {
 			fmt.Fprintf(h, "|%d|%d|%v", st.Size(), st.ModTime().UnixNano(), st.Mode())
 		} else {

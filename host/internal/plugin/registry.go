@@ -54,6 +54,16 @@ type RegistryOptions struct {
 	// it must not carry a secret's value). Optional. Default: the
 	// manifest's permissions.config.
 	Config func(m *Manifest) (map[string]string, error)
+	// Settings returns a digest of what Config hands the plugin named name
+	// besides its manifest (the operator's settings and the secrets' current
+	// values; never a value itself), part of each folder's fingerprint: a
+	// rescan reloads a plugin whose digest changed (a rotated secret).
+	// Optional. Default: none.
+	Settings func(name string) string
+	// WatchFiles are files outside the plugin folder that Settings reads
+	// (secret files): Watch watches their folders too, so a rotation
+	// reloads the plugin like a change in its folder. Optional.
+	WatchFiles []string
 	// Limiter holds the token buckets of Policy.SkillRates. Optional.
 	// Default: an auth.MemoryLimiter (each host limits on its own).
 	Limiter auth.Limiter

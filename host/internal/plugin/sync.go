@@ -133,7 +133,7 @@ func (r *Registry) sync(ctx context.Context) error {
 	present := map[string]bool{}
 	for _, dir := range dirs {
 		present[dir] = true
-		fp := fingerprint(dir)
+		fp := fingerprint(dir, r.opts.Settings)
 		old := cur.byDir[dir]
 		if old != nil {
 			next[dir] = old // keeps serving unless a new revision replaces it

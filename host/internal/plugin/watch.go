@@ -36,8 +36,8 @@ func (b *burst) event(now time.Time) time.Duration {
 // rescanned ends the burst: the next event starts a new one.
 func (b *burst) rescanned() { b.open = false }
 
-// Watch hot-reloads dir until ctx ends, then returns nil. It watches dir and
-// each plugin folder in it; after a burst of file events settles (Debounce,
+// Watch hot-reloads dir until ctx ends, then returns nil. It watches dir,
+// each plugin folder in it and the folders of WatchFiles; after a burst of file events settles (Debounce,
 // 250ms by default: a copy writes many events), or at the latest 2s after
 // the burst's first event (so events that never pause cannot starve it), it
 // calls Reload. A new folder
@@ -63,6 +63,7 @@ func (r *Registry) Watch(ctx context.Context, dir string) error {
 	}
 	r.syncMu.Unlock()
 	watchSubdirs(w, dir)
+	r.watchSettings(w)
 	r.reloadLogged(ctx)
 
 	timer := time.NewTimer(time.Hour)
@@ -93,6 +94,23 @@ func (r *Registry) Watch(ctx context.Context, dir string) error {
 			b.rescanned()
 			watchSubdirs(w, dir) // folders created between an event and its watch
 			r.reloadLogged(ctx)
+		}
+	}
+}
+
+// watchSettings adds a watch on the folder of each of WatchFiles (a
+// secret file is often replaced by a rename or a symlink swap in its
+// folder, which a watch on the file itself would miss).
+func (r *Registry) watchSettings(w *fsnotify.Watcher) {
+	seen := map[string]bool{}
+	for _, f := range r.opts.WatchFiles {
+		d := filepath.Dir(filepath.Clean(f))
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		if err := w.Add(d); err != nil {
+			r.log.Warn("plugin: cannot watch a secret file's folder; a rotated secret loads on the next reload", "dir", d, "error", err)
 		}
 	}
 }
