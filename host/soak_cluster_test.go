@@ -16,16 +16,20 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/faultnet"
 	"github.com/skillhost/skillhost/host/internal/natstest"
 	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
 // TestSoakCluster is `make soak-cluster`, not part of `make test`: three
 // NATS nodes (in this process) and three real `skillhost serve` processes
-// on loopback under continuous bounded load; one host is killed (SIGKILL),
-// then one NATS node is stopped. It reports the failover windows and the
-// errors clients saw, and checks that every acknowledged session, context
-// value, task and plan is intact. SOAK_CLUSTER=1 runs it;
+// on loopback, each reaching NATS through a fault-injecting proxy, under
+// continuous bounded load; faults on the wire (latency, a bandwidth cap, a
+// cut connection, a half-open one: soak_faults_test.go), one host killed
+// (SIGKILL), one NATS node stopped. It reports the window after each event
+// and the errors clients saw in it, and checks that every acknowledged
+// session, context value, task and plan is intact and no task is left
+// running. SOAK_CLUSTER=1 runs it;
 // SOAK_BIN names the binary; SOAK_DURATION (default 60s) and
 // SOAK_WORKERS (default 4) size it; SOAK_REPORT, when
 // set, receives the report as Markdown.
@@ -45,13 +49,14 @@ func TestSoakCluster(t *testing.T) {
 		}
 	}
 
-	c := natstest.Start(t, 3)
+	c := natstest.StartWith(t, 3, natstest.Options{NoAdvertise: true}) // hosts stay behind their proxies
 	plugins := t.TempDir()
 	mustPlugin(t, plugins, "tools", toolsManifest)
 	ports := natstest.FreePorts(t, 3)
 	var hosts []*soakHost
+	links := soakLinks(t, c, len(ports))
 	for i, p := range ports {
-		hosts = append(hosts, startSoakHost(t, bin, i, p, plugins, c.URL()))
+		hosts = append(hosts, startSoakHost(t, bin, i, p, plugins, links[i].URL()))
 	}
 	lbCtx, stopLB := context.WithCancel(context.Background())
 	defer stopLB()
@@ -65,7 +70,7 @@ func TestSoakCluster(t *testing.T) {
 	t.Logf("3 NATS nodes, 3 hosts up; %d workers for %v", workers, duration)
 
 	ld := &soakLoad{hosts: hosts, start: time.Now(), errs: map[string]int{}, lastErr: map[string]time.Time{},
-		tasks: map[string]string{}, plans: map[string]string{}}
+		tasks: map[string]string{}, plans: map[string]string{}, queued: map[string]bool{}}
 	ctx, stop := context.WithTimeout(context.Background(), duration)
 	defer stop()
 	var wg sync.WaitGroup
@@ -73,16 +78,7 @@ func TestSoakCluster(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); ld.worker(ctx, w) }()
 	}
-	// Events: a host killed at a third of the run, a NATS node at two thirds.
-	events := []struct {
-		at   time.Duration
-		name string
-		do   func()
-	}{
-		{duration / 3, "kill -9 host 1", func() { hosts[1].kill(t) }},
-		{2 * duration / 3, "stop NATS node 2", func() { c.Stop(2) }},
-	}
-	for _, ev := range events {
+	for _, ev := range soakEvents(t, duration, hosts, links, c) {
 		select {
 		case <-ctx.Done():
 		case <-time.After(time.Until(ld.start.Add(ev.at))):
@@ -95,7 +91,10 @@ func TestSoakCluster(t *testing.T) {
 	// Verify through a surviving host, with the cluster whole again.
 	c.Restart(2)
 	c.WaitCurrent(2 * time.Minute)
-	bad := ld.verify(t, hosts[0])
+	for _, l := range links { // every host's wire whole again for the read-back
+		l.Set(faultnet.Faults{})
+	}
+	bad := ld.verify(t, hosts[0]) + ld.verifyEnded(t, hosts[0])
 	report := ld.report(bad)
 	t.Log("\n" + report)
 	if path := os.Getenv("SOAK_REPORT"); path != "" {
@@ -243,10 +242,13 @@ type soakLoad struct {
 	errs     map[string]int       // kind -> count
 	lastErr  map[string]time.Time // kind -> last seen
 	errTimes []time.Time          // every failed attempt
+	errKinds []string             // and its kind
 	marks    []soakMark
 	sessions []string          // acknowledged sessions (each with context k = its index)
 	tasks    map[string]string // task id -> expected output text
 	plans    map[string]string // plan id -> session
+	queued   map[string]bool   // acknowledged returnImmediately tasks: each must end
+	ended    map[string]int    // how they ended: "<STATE> <reason>" -> count
 }
 
 type soakMark struct {
@@ -319,6 +321,7 @@ func (l *soakLoad) call(ctx context.Context, first int, method string, params an
 		l.errs[kind]++
 		l.lastErr[kind] = time.Now()
 		l.errTimes = append(l.errTimes, time.Now())
+		l.errKinds = append(l.errKinds, kind)
 		l.retries++
 		l.mu.Unlock()
 		if !retryable(kind) {
@@ -362,10 +365,12 @@ func errorKind(raw json.RawMessage) string {
 	return fmt.Sprint(e.Code)
 }
 
-// retryable: the host was gone, or the state store was failing over (or a
-// retry found its first try had landed).
+// retryable: the host was gone or shutting down, or the state store was
+// failing over (or a retry found its first try had landed).
 func retryable(kind string) bool {
+	kind = strings.ToLower(kind)
 	return strings.HasPrefix(kind, "transport:") || strings.HasSuffix(kind, "store_unavailable") ||
+		strings.HasSuffix(kind, "draining") ||
 		strings.Contains(kind, " timeout") || strings.HasSuffix(kind, "canceled") || strings.HasSuffix(kind, "had landed)")
 }
 
@@ -418,6 +423,7 @@ func (l *soakLoad) worker(ctx context.Context, w int) {
 				}
 			}
 		}
+		l.queue(ctx, first, sid)
 		if round%5 == 0 {
 			pid := sid + "-plan"
 			if _, ok := l.call(ctx, first, "_cleveragents/plan/create", map[string]any{"session_id": sid, "plan_id": pid,
@@ -480,26 +486,30 @@ func (l *soakLoad) report(bad int) string {
 	defer l.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "| measure | value |\n|---|---|\n")
-	fmt.Fprintf(&b, "| run | %v, 3 NATS nodes + 3 hosts on loopback |\n", time.Since(l.start).Round(time.Second))
+	fmt.Fprintf(&b, "| run | %v, 3 NATS nodes + 3 hosts on loopback, each host through its own proxy to NATS |\n", time.Since(l.start).Round(time.Second))
 	fmt.Fprintf(&b, "| successful calls | %d |\n", l.ops)
-	fmt.Fprintf(&b, "| acknowledged | %d sessions + %d context values, %d tasks, %d plans |\n", len(l.sessions), len(l.sessions), len(l.tasks), len(l.plans))
+	fmt.Fprintf(&b, "| acknowledged | %d sessions + %d context values, %d tasks (+ %d returnImmediately tasks, each checked to end), %d plans |\n",
+		len(l.sessions), len(l.sessions), len(l.tasks), len(l.queued), len(l.plans))
 	fmt.Fprintf(&b, "| lost or wrong after the run | %d |\n", bad)
+	fmt.Fprintf(&b, "| returnImmediately tasks, how they ended | %s |\n", strings.TrimPrefix(kindList(l.ended), ": "))
 	for i, m := range l.marks {
 		end := m.at.Add(time.Minute)
 		if i+1 < len(l.marks) {
 			end = l.marks[i+1].at
 		}
 		last, n := m.at, 0
-		for _, at := range l.errTimes {
+		kinds := map[string]int{}
+		for i, at := range l.errTimes {
 			if !at.Before(m.at) && at.Before(end) {
 				n++
+				kinds[l.errKinds[i]]++
 				if at.After(last) {
 					last = at
 				}
 			}
 		}
-		fmt.Fprintf(&b, "| failover window after %s (at %v) | %v from the event to the last failed attempt (%d failed attempts, all retried) |\n", m.name,
-			m.at.Sub(l.start).Round(time.Second), last.Sub(m.at).Round(time.Millisecond), n)
+		fmt.Fprintf(&b, "| window after %s (at %v) | %v from the event to the last failed attempt (%d failed attempts, all retried%s) |\n", m.name,
+			m.at.Sub(l.start).Round(time.Second), last.Sub(m.at).Round(time.Millisecond), n, kindList(kinds))
 	}
 	kinds := make([]string, 0, len(l.errs))
 	for k := range l.errs {

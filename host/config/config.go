@@ -178,6 +178,14 @@ type A2A struct {
 	MaxStreams int `koanf:"max_streams"`
 	// MaxStreamsPerKey caps those one key holds (0: no per-key share).
 	MaxStreamsPerKey int `koanf:"max_streams_per_key"`
+	// LeaseTTL is how long a host may stay silent (no beat in the store,
+	// no answer on NATS) before the tasks it runs are taken from it: ended
+	// failed with reason host_lost, or run again elsewhere when their skill
+	// is idempotent. Optional. Default: 15s (1s..1h).
+	LeaseTTL time.Duration `koanf:"lease_ttl"`
+	// LeaseSweep is how often each host looks for tasks whose host was
+	// lost. Optional. Default: 5s (100ms..lease_ttl).
+	LeaseSweep time.Duration `koanf:"lease_sweep"`
 }
 
 // Push configures A2A push notifications: task updates POSTed to the
@@ -397,7 +405,7 @@ func Defaults() Config {
 		A2A: A2A{MaxMetadata: 64 * KiB, MaxHistory: MiB, MaxListBytes: 4 * MiB, ContextIdle: 24 * time.Hour,
 			InputTimeout: 24 * time.Hour, MaxBucket: GiB, MaxTasksPerKey: 10000,
 			Push:       Push{MaxPerTask: 10, MaxPerKey: 100, Timeout: 10 * time.Second, MaxAttempts: 5, MaxPending: 1024},
-			MaxStreams: 1024, MaxStreamsPerKey: 256},
+			MaxStreams: 1024, MaxStreamsPerKey: 256, LeaseTTL: 15 * time.Second, LeaseSweep: 5 * time.Second},
 		Delivery: Delivery{MaxPending: 4096, MaxPendingPerKey: 256, ConcurrentPerDestination: 4, ConcurrentPerKey: 8, MaxConcurrent: 64},
 		Events: Events{Retention: 24 * time.Hour, MaxBytes: 256 * MiB, DedupeWindow: time.Hour, MaxSubscribers: 256,
 			MaxSubscribersPerKey: 64},

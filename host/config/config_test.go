@@ -93,6 +93,8 @@ func TestLoadRejects(t *testing.T) {
 		{"every unit-less value is listed", "http:\n  read_timeout: 10\n  body_limit: 5\n", nil,
 			`http.body_limit: 5 has no unit; write a size such as "5B", "5KiB" or "5MiB"; http.read_timeout: 10 has no unit`},
 		{"bad size", "policy:\n  max_memory: 12MB\n", nil, "must be a byte count or a size like"},
+		{"lease ttl too short", "a2a:\n  lease_ttl: 500ms\n  lease_sweep: 100ms\n", nil, "a2a.lease_ttl: 500ms: must be 1s..1h0m0s"},
+		{"lease sweep past the ttl", "a2a:\n  lease_ttl: 2s\n  lease_sweep: 3s\n", nil, "a2a.lease_sweep: 3s: must be 100ms..a2a.lease_ttl (2s)"},
 		{"unknown remote agent key", "agents:\n  remote:\n    - {id: b, url: \"http://127.0.0.1:1\", retry: {max_atempts: 2}}\n", nil,
 			"agents.remote[0]: unknown key(s) retry.max_atempts (did you mean retry.max_attempts?)"},
 		{"remote agent duration without unit", "agents:\n  remote:\n    - {id: b, url: \"http://127.0.0.1:1\", timeout: 10}\n", nil,

@@ -300,6 +300,7 @@ func (c Config) Validate() error {
 		bad("plans.max_crashes", "must be at most 100")
 	}
 	errs = append(errs, c.validateQuotas()...)
+	errs = append(errs, c.validateLeases()...)
 	if n := len(c.Plans.WebhookSecret); n != 0 && (n < 16 || n > 256) {
 		bad("plans.webhook_secret", "must be 16..256 bytes (or empty: only plans that bring a webhook_secret may use webhooks)")
 	}

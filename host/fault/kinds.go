@@ -104,6 +104,7 @@ var reasonRules = map[string]reasonRule{
 	ReasonMediaType:         {http: http.StatusUnsupportedMediaType},
 	ReasonStoreUnavailable:  {http: http.StatusServiceUnavailable, grpc: "UNAVAILABLE"},
 	ReasonResourceExhausted: {http: http.StatusServiceUnavailable, grpc: "UNAVAILABLE"}, // a host-wide cap: retry later
+	ReasonDraining:          {http: http.StatusServiceUnavailable, grpc: "UNAVAILABLE"}, // this host shuts down: retry on another
 	ReasonRateLimited:       {refusal: true},
 	ReasonKeyQuota:          {refusal: true},
 }

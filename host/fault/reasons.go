@@ -88,6 +88,15 @@ const (
 	// Responses.
 	ReasonResponseBudget = "response_budget" // the host-wide budget of response bytes in flight is used up
 
+	// Task leases and shutdown.
+	// ReasonHostLost: the host running a task was lost before the task
+	// ended (it crashed, was cut off from NATS past a2a.lease_ttl, or shut
+	// down); the task ends failed.
+	ReasonHostLost = "host_lost"
+	// ReasonDraining: the host is shutting down and takes no new tasks;
+	// retry on another host.
+	ReasonDraining = "draining"
+
 	// Access.
 	ReasonLoopbackOnly       = "loopback_only"          // non-loopback client and no API keys (HTTP 403)
 	ReasonUnauthenticated    = "unauthenticated"        // no credentials (HTTP 401)
@@ -185,6 +194,9 @@ var reasonKinds = map[string][]Kind{
 	ReasonExtendedCardNotConfigured: {ExtendedCardNotConfigured},
 
 	ReasonResponseBudget: {ResourceExhausted},
+
+	ReasonHostLost: {Internal},
+	ReasonDraining: {ResourceExhausted},
 
 	ReasonLoopbackOnly:       {Forbidden},
 	ReasonUnauthenticated:    {Unauthorized},

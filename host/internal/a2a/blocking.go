@@ -70,6 +70,11 @@ func (s *Service) executeBlocking(ctx context.Context, r *run, rec *Record, inpu
 	defer s.finish(task.ID, r)
 	sctx := context.WithoutCancel(ctx) // stores the outcome even after a cancel
 	out, ask, peers, err := s.run(ctx, rec, input, reqID)
+	handed, err := s.afterRun(rec, true, err)
+	if handed { // another host ends it or runs it again
+		r.err = err
+		return
+	}
 	now := time.Now().UTC()
 	var pre a2av1.Event
 	known := len(task.Artifacts)
@@ -98,12 +103,13 @@ func (s *Service) executeBlocking(ctx context.Context, r *run, rec *Record, inpu
 // race (won false), whose record is then returned. The live record is
 // dropped either way.
 func (s *Service) storeFinal(ctx context.Context, rec *Record, pre a2av1.Event) (stored *Record, won bool, err error) {
-	stored, won, err = s.cfg.Tasks.CreateFinal(ctx, rec)
+	stored, won, err = s.createFinal(ctx, rec)
 	if err != nil {
 		s.log.Error("a2a: task not stored", "task_id", rec.Task.ID, "state", rec.State(), "err", err)
 		return nil, false, err
 	}
 	s.cfg.Tasks.dropLive(rec.Owner, rec.Task.ID)
+	s.lease.settle(rec.Task.ID)
 	if won {
 		// After the record is stored: a subscriber whose snapshot is older
 		// reads these; one whose snapshot is the stored task needs none.

@@ -96,7 +96,12 @@ func startHostWith(t *testing.T, pluginDir string, cfg store.Config, cacheDir st
 	a2a.Register(eng, svc)
 	srv.Config.Handler = newTestMux(eng, cards)
 	srv.Start()
+	lctx, stopLeases := context.WithCancel(ctx)
+	leasesDone := make(chan struct{})
+	go func() { defer close(leasesDone); svc.RunLeases(lctx) }()
 	t.Cleanup(func() {
+		stopLeases()
+		<-leasesDone
 		srv.CloseClientConnections()
 		srv.Close()
 		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)

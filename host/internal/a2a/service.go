@@ -43,8 +43,9 @@ type ServiceConfig struct {
 	// max_streams and max_streams_per_key (0: no per-key share) the task
 	// streams open at once on this host (streams.go); input_timeout how long
 	// a task may wait for a follow-up message (input-required,
-	// auth-required) before Run fails it with reason input_timeout.
-	// Optional: the zero section is config.Defaults().A2A.
+	// auth-required) before Run fails it with reason input_timeout;
+	// lease_sweep how often this host looks for tasks of lost hosts
+	// (lease.go). Optional: the zero section is config.Defaults().A2A.
 	config.A2A
 	Executor   Executor
 	Snapshot   func() *plugin.Snapshot
@@ -61,6 +62,10 @@ type ServiceConfig struct {
 	// Contexts maps each contextId to a session the skill runs in.
 	// Optional. Default: nil (skills called through A2A get no session).
 	Contexts *Contexts
+	// Principals returns the principal of a task's owner, for a task of a
+	// lost host that runs again here. Optional. Default: local owners only
+	// (a key's tasks then end host_lost instead).
+	Principals func(owner string) (auth.Principal, bool)
 }
 
 // Service implements the A2A task methods over the plugin registry.
@@ -70,6 +75,7 @@ type Service struct {
 	cancels func() // stops listening to the cancels other hosts send
 	log     *slog.Logger
 	streams *share.Counter // open task streams, host-wide and per key
+	lease   *leases        // the tasks this host holds, and those of lost hosts (lease.go)
 
 	mu      sync.Mutex
 	running map[a2av1.TaskID]*run
@@ -114,6 +120,10 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 		return nil, fmt.Errorf("a2a: subscribe to cancels: %w", err)
 	}
 	s.cancels = stop
+	if err := s.newLeases(cfg); err != nil {
+		stop()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -127,27 +137,6 @@ func (s *Service) onCancel(subject string) {
 	if r != nil {
 		s.log.Info("a2a: task canceled from another host; stopping it", "task_id", id)
 		r.cancel(fault.New(fault.Canceled, fault.ReasonCanceled, "canceled by the client"))
-	}
-}
-
-// Close cancels every running task and waits for them (or ctx).
-func (s *Service) Close(ctx context.Context) error {
-	if s.cancels != nil {
-		s.cancels()
-	}
-	s.mu.Lock()
-	s.closed = true
-	for _, r := range s.running {
-		r.cancel(fault.New(fault.Canceled, fault.ReasonCanceled, "host shutting down"))
-	}
-	s.mu.Unlock()
-	done := make(chan struct{})
-	go func() { s.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("a2a: close: %w", ctx.Err())
 	}
 }
 
@@ -239,6 +228,10 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	if err := s.hold(ctx, rec, blocking); err != nil { // this host's lease, stored with the task
+		s.finish(task.ID, r)
+		return nil, nil, nil, err
+	}
 
 	if pushCfg != nil { // before execution: the config sees every update
 		pushCfg.TaskID = task.ID
@@ -255,6 +248,7 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 			s.finish(task.ID, r)
 			return nil, nil, nil, err
 		}
+		s.lease.stored(task.ID)
 		s.cfg.Tasks.putLive(rec)
 		go s.executeBlocking(rctx, r, rec, input, requestID(ctx))
 		return rec, r, nil, nil
@@ -267,6 +261,7 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 			return nil, nil, nil, err
 		}
 	}
+	s.lease.stored(task.ID) // from here a record may exist, whatever Create answers
 	if err := s.cfg.Tasks.Create(ctx, rec); err != nil {
 		if subscr != nil {
 			_ = subscr.Close()
@@ -287,9 +282,9 @@ func (s *Service) occupy(ctx context.Context, who auth.Principal, id a2av1.TaskI
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || len(s.running) >= s.cfg.MaxRunning {
+	if err := s.refusal(); err != nil { // shutting down (draining), or full
 		release()
-		return nil, nil, fault.Newf(fault.ResourceExhausted, fault.ReasonPoolSaturated, "%d tasks are already running on this host", s.cfg.MaxRunning)
+		return nil, nil, err
 	}
 	rctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	r := &run{cancel: cancel, done: make(chan struct{}), release: release}
@@ -300,10 +295,14 @@ func (s *Service) occupy(ctx context.Context, who auth.Principal, id a2av1.TaskI
 
 func (s *Service) finish(id a2av1.TaskID, r *run) {
 	s.mu.Lock()
-	if s.running[id] == r {
+	mine := s.running[id] == r
+	if mine {
 		delete(s.running, id)
 	}
 	s.mu.Unlock()
+	if mine { // else a follow-up's run holds the task now
+		s.unhold(id)
+	}
 	s.events.done(id)
 	r.release()
 	r.cancel(nil)
@@ -322,6 +321,10 @@ func (s *Service) execute(ctx context.Context, r *run, rec *Record, input json.R
 		return
 	}
 	out, ask, peers, err := s.run(ctx, rec, input, reqID)
+	handed, err := s.afterRun(rec, false, err)
+	if handed { // another host ends it or runs it again
+		return
+	}
 	if err == nil && ask != nil {
 		s.transition(sctx, task.ID, interruptState(ask), func(rc *Record) {
 			endTurn(rc, ask)
@@ -351,7 +354,7 @@ func (s *Service) execute(ctx context.Context, r *run, rec *Record, input json.R
 // store, or one the bucket has no room for, fails the task instead (reason
 // output_limit, storage_full), without the change that did not fit.
 func (s *Service) transition(ctx context.Context, id a2av1.TaskID, next TaskState, mutate func(*Record), pre a2av1.Event) bool {
-	rec, err := s.cfg.Tasks.Update(ctx, id, next, func(r *Record) error {
+	rec, err := s.update(ctx, id, next, func(r *Record) error {
 		if mutate != nil {
 			mutate(r)
 		}
@@ -366,6 +369,9 @@ func (s *Service) transition(ctx context.Context, id a2av1.TaskID, next TaskStat
 			s.log.Error("a2a: task update failed", "task_id", id, "state", next, "err", err)
 		}
 		return false
+	}
+	if next.IsTerminal() || next.IsInterrupted() { // the run's end (a waiting task holds no lease)
+		s.lease.settle(id)
 	}
 	s.announce(ctx, rec, pre)
 	return true

@@ -37,9 +37,10 @@ type TaskStoreConfig struct {
 	// A2A is the a2a.* section: max_bucket (the whole bucket, applied to
 	// an existing bucket at open), max_list_bytes (task bytes one List
 	// decodes; at least one task is returned), max_tasks_per_key,
-	// max_task_bytes_per_key (0: a quarter of the bucket) and reserve (0:
-	// an eighth of it). Optional: the zero section is
-	// config.Defaults().A2A.
+	// max_task_bytes_per_key (0: a quarter of the bucket), reserve (0:
+	// an eighth of it) and lease_ttl (how long a host may stay silent
+	// before the tasks it runs are taken from it; lease.go). Optional: the
+	// zero section is config.Defaults().A2A.
 	config.A2A
 	Bucket      string        // default TasksBucket
 	Retention   time.Duration // tasks expire this long after their last update; default 7 days
@@ -63,6 +64,8 @@ type Record struct {
 	Updated time.Time `json:"updated"`
 	// Quota is what this record holds in its owner's usage (taskquota.go).
 	Quota store.Charge `json:"quota,omitzero"`
+	// Lease is the host boot running the task (lease.go); kept after.
+	Lease *Lease `json:"lease,omitempty"`
 
 	note   note              // who caused the next transition and why (provenance.go); not stored
 	signed []provenance.Link // the links the latest move appended, for its events (withLinks); not stored
@@ -85,6 +88,7 @@ type TaskStore struct {
 	events    *events            // task events and cancels across hosts
 	prov      *provenance.Signer // nil: no provenance
 	usage     *store.Usage       // stored tasks per owner (taskquota.go)
+	held      *store.Leases      // the tasks each boot runs (lease.go); nil with an embedded store
 
 	decodedRecords atomic.Int64 // records decoded by List, for tests and metrics
 	decodedBytes   atomic.Int64
@@ -138,8 +142,12 @@ func OpenTaskStore(ctx context.Context, st *store.Store, cfg TaskStoreConfig) (*
 	if err != nil {
 		return nil, fmt.Errorf("a2a: open task usage: %w", err)
 	}
+	held, err := openLeases(ctx, st, cfg.LeaseTTL)
+	if err != nil {
+		return nil, err
+	}
 	return &TaskStore{kv: kv, idx: idx, live: live, max: maxRec, listBytes: int64(cfg.MaxListBytes),
-		log: cfg.Logger, events: ev, prov: cfg.Provenance, usage: usage}, nil
+		log: cfg.Logger, events: ev, prov: cfg.Provenance, usage: usage, held: held}, nil
 }
 
 // Decoded reports how many records List has decoded and their bytes.

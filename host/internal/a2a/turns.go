@@ -183,10 +183,15 @@ func (s *Service) continueTask(ctx context.Context, req *a2av1.SendMessageReques
 	if d, err := provenance.Digest(&msg); err == nil {
 		facts[provenance.FactInput] = d
 	}
+	lease, err := s.holdTurn(ctx, rec) // this host's lease on the turn, stored with the move
+	if err != nil {
+		return fail(subscr, err)
+	}
 	moved, err := s.cfg.Tasks.Update(ctx, id, StateWorking, func(r *Record) error {
 		if !r.State().IsInterrupted() {
 			return errNotWaiting
 		}
+		r.Lease = lease
 		r.Task.History = append(r.Task.History, &msg)
 		r.Task.Status.Message = nil
 		r.note = note{actor: who.Owner(), facts: facts}

@@ -44,12 +44,15 @@ func (h *Root) provisionA2A(ctx context.Context) error {
 		Guard:    h.guard,
 		Contexts: contexts,
 		Push:     push,
+		// a task of a lost host runs again here as its owner
+		Principals: h.authn.Keys().PrincipalOf,
 	})
 	if err != nil {
 		return fmt.Errorf("a2a service: %w", err)
 	}
 	h.onClose("a2a", h.tasks.Close)                // running tasks end (canceled) and are stored
 	h.background("a2a input timeout", h.tasks.Run) // expires tasks left waiting for input (a2a.input_timeout)
+	h.background("a2a leases", h.tasks.RunLeases)  // beats, sweeps for tasks of lost hosts, catch-up after reconnects
 	a2a.Register(h.engine, h.tasks)
 	h.rest = a2a.NewREST(h.engine, h.log)
 	return nil

@@ -17,7 +17,7 @@ func (h *Root) provisionHTTP(context.Context) error {
 	if h.cfg.Listen != "" {
 		h.http = httpx.New(httpx.Config{
 			HTTP: h.cfg.HTTP, Version: h.version, Auth: h.authn, TLS: h.tlsCfg, PublicURL: h.publicURL(),
-			Events: h.eventSource(), Logger: h.log, Ready: h.Store.Ready,
+			Events: h.eventSource(), Logger: h.log, Ready: h.ready,
 			Admin: h.adminDocs(), UI: dashboard.Assets, JWKS: h.jwks(), Access: h.httpAccess, AgentMethods: a2a.IsMethod,
 			RESTPath: a2a.RESTPath, REST: h.serveREST, MCP: h.mcp.Handler(),
 		}, h.engine, h.cards, h.metrics.Handler())

@@ -115,6 +115,9 @@ func (h *Root) provisionStore(ctx context.Context) (err error) {
 		sc.DataDir = h.cfg.Data
 	default:
 		sc.URL = h.cfg.NATS
+		if h.purpose&Serve != 0 { // the boot file (a restart ends its previous boot's tasks at once)
+			sc.DataDir = h.cfg.Data
+		}
 	}
 	if h.Store, err = store.Open(ctx, sc); err != nil {
 		return fmt.Errorf("state store: %w", err)

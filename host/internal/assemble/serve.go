@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/transport/stdio"
@@ -80,22 +81,32 @@ wait:
 	return errors.Join(runErr, h.shutdown(ctx))
 }
 
-// shutdown stops the HTTP server (waiting for in-flight requests up to the
-// shutdown timeout) and closes the host.
+// shutdown drains the host (no new tasks; the running ones may finish
+// while everything else is still served), stops the HTTP server (waiting
+// for in-flight requests), all within the shutdown timeout, and closes the
+// host (tasks still running are handed back).
 func (h *Root) shutdown(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.HTTP.ShutdownTimeout)
 	defer cancel()
 	h.log.Info("shutting down", "grace", h.cfg.HTTP.ShutdownTimeout)
 	var errs []error
+	h.drain(sctx)
 	if h.http != nil {
 		if err := h.http.Shutdown(sctx); err != nil {
 			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 		}
 	}
 	errs = append(errs, h.shutdownGRPC(sctx))
-	errs = append(errs, h.Close(sctx))
+	// Close gets a moment of its own past the grace: tasks still running
+	// are handed back through the store before it closes.
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), closeWait)
+	defer ccancel()
+	errs = append(errs, h.Close(cctx))
 	return errors.Join(errs...)
 }
+
+// closeWait bounds Close after the shutdown grace.
+const closeWait = 10 * time.Second
 
 // MCPStdioPrincipal is the trusted local principal of MCP on stdio.
 const MCPStdioPrincipal = "mcp-stdio"

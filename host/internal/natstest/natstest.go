@@ -37,11 +37,25 @@ type Cluster struct {
 	nodes []*server.Server // nil while stopped
 }
 
+// Options adjust a cluster.
+type Options struct {
+	// NoAdvertise keeps the nodes from telling clients each other's URLs:
+	// a client uses the URLs it was given, so one behind a proxy
+	// (faultnet) reconnects through the proxy, never around it.
+	NoAdvertise bool
+}
+
 // Start starts an n-node JetStream cluster on loopback and stops it at the
 // end of the test. The nodes' client ports stay the same across Restart.
 func Start(t testing.TB, n int) *Cluster {
 	t.Helper()
-	c := Prepare(t, n)
+	return StartWith(t, n, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, n int, o Options) *Cluster {
+	t.Helper()
+	c := PrepareWith(t, n, o)
 	for i := range n {
 		c.Restart(i)
 	}
@@ -52,6 +66,12 @@ func Start(t testing.TB, n int) *Cluster {
 // starting any node: URL is known before the cluster is up. Start nodes with
 // Restart.
 func Prepare(t testing.TB, n int) *Cluster {
+	t.Helper()
+	return PrepareWith(t, n, Options{})
+}
+
+// PrepareWith is Prepare with options.
+func PrepareWith(t testing.TB, n int, opts Options) *Cluster {
 	t.Helper()
 	c := &Cluster{t: t, name: "skillhost-test", nodes: make([]*server.Server, n)}
 	clientPorts, routePorts := FreePorts(t, n), FreePorts(t, n)
@@ -71,7 +91,7 @@ func Prepare(t testing.TB, n int) *Cluster {
 			NoSigs:     true,
 		}
 		if n > 1 {
-			o.Cluster = server.ClusterOpts{Name: c.name, Host: "127.0.0.1", Port: routePorts[i]}
+			o.Cluster = server.ClusterOpts{Name: c.name, Host: "127.0.0.1", Port: routePorts[i], NoAdvertise: opts.NoAdvertise}
 			o.Routes = routes
 		}
 		c.opts = append(c.opts, o)

@@ -79,6 +79,10 @@ type Skill struct {
 	OutputModes  []string        // optional media types (A2A); empty = host default
 	InputSchema  json.RawMessage // JSON Schema as JSON; nil when absent (no validation)
 	OutputSchema json.RawMessage // JSON Schema as JSON; nil when absent (no validation)
+	// Idempotent says a call may run again with the same input and no harm
+	// (no side effect beyond its output): an A2A task whose host is lost
+	// runs again on a live host instead of failing with host_lost.
+	Idempotent bool
 
 	input, output *jsonschema.Schema
 }
@@ -146,6 +150,7 @@ type rawSkill struct {
 	OutputModes  []string    `yaml:"output_modes"`
 	InputSchema  yaml.Node   `yaml:"input_schema"`
 	OutputSchema yaml.Node   `yaml:"output_schema"`
+	Idempotent   yaml.Node   `yaml:"idempotent"`
 }
 
 // LoadManifest reads and validates dir/plugin.yaml. The file is opened inside

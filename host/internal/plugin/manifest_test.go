@@ -174,6 +174,9 @@ func TestDecodeManifestErrors(t *testing.T) {
 		{"example error code", edit(`'{ "text" : "yo" }'`, `{input: {text: yo}, error: {code: [1]}}`), f + "skills[0].examples[1].error.code: must be the plugin's error code (a string) or a JSON-RPC code (an integer)"},
 		{"example error reason", edit(`'{ "text" : "yo" }'`, `{input: {text: yo}, error: {reason: Plugin Error}}`), f + "skills[0].examples[1].error.reason: must be a host reason such as plugin_error, timeout or trap"},
 		{"example error field", edit(`'{ "text" : "yo" }'`, `{input: {text: yo}, error: {message: x}}`), f + "skills[0].examples[1].error: unknown field message (want code, reason)"},
+		{"idempotent not a bool", edit("    function: wc\n", "    function: wc\n    idempotent: yes\n"), f + "skills[1].idempotent: must be true or false"},
+		{"idempotent a string", edit("    function: wc\n", "    function: wc\n    idempotent: 'true'\n"), f + "skills[1].idempotent: must be true or false"},
+		{"idempotent a list", edit("    function: wc\n", "    function: wc\n    idempotent: [true]\n"), f + "skills[1].idempotent: must be true or false"},
 		{"example needs_network", edit(`'{ "text" : "yo" }'`, `{input: {text: yo}, needs_network: maybe}`), f + "skills[0].examples[1].needs_network: must be true or false"},
 		{"bad schema", edit("output_schema: {type: object}", "output_schema: {type: 5}"), f + "skills[0].output_schema: invalid JSON Schema: "},
 		{"schema file ref", edit("output_schema: {type: object}", `output_schema: {$ref: "file:///etc/passwd"}`), f + "skills[0].output_schema: invalid JSON Schema: "},
@@ -203,6 +206,24 @@ func TestDecodeManifestErrors(t *testing.T) {
 				t.Errorf("error mismatch\n got: %s\nwant: %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestIdempotentSkill: skills[].idempotent is false unless the manifest
+// says true (false said explicitly too).
+func TestIdempotentSkill(t *testing.T) {
+	t.Parallel()
+	m := mustDecode(t, strings.Replace(strings.Replace(validYAML, "    function: wc\n", "    function: wc\n    idempotent: true\n", 1),
+		"    tags: [text]\n", "    tags: [text]\n    idempotent: false\n", 1))
+	got := map[string]bool{}
+	for _, s := range m.Skills {
+		got[s.ID] = s.Idempotent
+	}
+	if diff := cmp.Diff(map[string]bool{"uppercase": false, "count_words": true}, got); diff != "" {
+		t.Errorf("idempotent per skill (-want +got):\n%s", diff)
+	}
+	if mustDecode(t, validYAML).Skills[1].Idempotent {
+		t.Error("a skill without the field is idempotent")
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/hostpattern"
 )
@@ -260,6 +262,17 @@ func parseHostPath(dir, s string) (PathGrant, error) {
 	return g, nil
 }
 
+// idempotent reads skills[].idempotent: true or false only (a string such
+// as "yes" is refused, not guessed).
+func (v *validator) idempotent(field string, n *yaml.Node, s *Skill) {
+	if n.Kind == 0 {
+		return
+	}
+	if err := n.Decode(&s.Idempotent); err != nil || n.Kind != yaml.ScalarNode || n.Tag != "!!bool" {
+		v.add(field+".idempotent", "must be true or false")
+	}
+}
+
 func (v *validator) skills(raw []rawSkill) []*Skill {
 	switch {
 	case len(raw) == 0:
@@ -301,6 +314,7 @@ func (v *validator) skills(raw []rawSkill) []*Skill {
 		v.list(f+".input_modes", r.InputModes, maxShortLen, maxListLen)
 		v.list(f+".output_modes", r.OutputModes, maxShortLen, maxListLen)
 		v.schemas(f, r, s)
+		v.idempotent(f, &r.Idempotent, s)
 		v.examples(f, r.Examples, s)
 		out = append(out, s)
 	}

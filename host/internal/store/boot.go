@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -28,6 +30,10 @@ const (
 	bootIDPrefix = "boot_"
 	// aliveWait bounds one liveness question.
 	aliveWait = 2 * time.Second
+	// pingInterval and maxPingsOut: how soon nats.go gives up a connection
+	// that stopped answering (see Open).
+	pingInterval = 5 * time.Second
+	maxPingsOut  = 3
 )
 
 // BootSubject is the subject the boot id answers on.
@@ -39,7 +45,8 @@ func newBootID() string {
 	return bootIDPrefix + hex.EncodeToString(b[:])
 }
 
-// answerBoot subscribes the boot's liveness subject.
+// answerBoot subscribes the boot's liveness subject and records the boot
+// in the data directory (bootFile), reading the one it replaces.
 func (s *Store) answerBoot() error {
 	s.boot = newBootID()
 	s.hostname, _ = os.Hostname() // "" when unknown: runs then name the boot only
@@ -48,8 +55,82 @@ func (s *Store) answerBoot() error {
 	if err != nil {
 		return fmt.Errorf("store: boot subject: %w", err)
 	}
+	s.prev = s.swapBootFile()
 	return nil
 }
+
+// bootFile, in Config.DataDir, names the latest boot that used the
+// directory: after a restart it names the boot before this one, whose work
+// is then known to be orphaned once NATS has no responder for it.
+const bootFile = "boot.id"
+
+// swapBootFile writes this boot's id to the boot file and returns the id it
+// held ("" when none, or without a data directory). A failure only costs
+// the shortcut (Leases.Lapsed then waits for the TTL); it is logged.
+func (s *Store) swapBootFile() string {
+	if s.cfg.DataDir == "" {
+		return ""
+	}
+	path := filepath.Join(s.cfg.DataDir, bootFile)
+	var prev string
+	if b, err := os.ReadFile(path); err == nil && len(b) <= 64 && strings.HasPrefix(string(b), bootIDPrefix) {
+		prev = strings.TrimSpace(string(b))
+	}
+	tmp := path + ".tmp"
+	err := os.MkdirAll(s.cfg.DataDir, 0o700)
+	if err == nil {
+		err = os.WriteFile(tmp, []byte(s.boot), 0o600)
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		s.log.Debug("store: boot id not recorded in the data directory", "err", err)
+	}
+	return prev
+}
+
+// PreviousBoot is the boot that used this store's data directory before
+// this one ("" when unknown).
+func (s *Store) PreviousBoot() string { return s.prev }
+
+// Embedded reports whether the store runs its own NATS server in process:
+// then no other host shares it, and every other boot is an earlier process.
+func (s *Store) Embedded() bool { return s.srv != nil }
+
+// OnReconnect calls fn (on a goroutine of its own) each time the NATS
+// connection is re-established after a loss, until stop is called: what
+// core NATS delivered meanwhile (cancels) was missed, and the caller
+// catches up from what is stored. On the caller's connection
+// (Config.Conn) the store installs no handler and fn is never called:
+// compare Reconnects instead.
+func (s *Store) OnReconnect(fn func()) (stop func()) {
+	s.hooksMu.Lock()
+	defer s.hooksMu.Unlock()
+	if s.reconnects == nil {
+		s.reconnects = map[int]func(){}
+	}
+	id := s.nextHook
+	s.nextHook++
+	s.reconnects[id] = fn
+	return func() {
+		s.hooksMu.Lock()
+		delete(s.reconnects, id)
+		s.hooksMu.Unlock()
+	}
+}
+
+func (s *Store) reconnected() {
+	s.hooksMu.Lock()
+	defer s.hooksMu.Unlock()
+	for _, fn := range s.reconnects {
+		go fn()
+	}
+}
+
+// Reconnects counts the times the NATS connection was re-established
+// after a loss, on any connection (Config.Conn's included).
+func (s *Store) Reconnects() uint64 { return s.nc.Stats().Reconnects }
 
 // Boot is this store's boot id: unique per Open, never reused.
 func (s *Store) Boot() string { return s.boot }

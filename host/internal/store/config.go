@@ -53,8 +53,11 @@ type Config struct {
 	// embedded server in this process.
 	URL string
 	// DataDir holds the embedded server's JetStream files under
-	// DataDir/nats. Required when URL is empty and Conn nil; unused
-	// otherwise.
+	// DataDir/nats (required when URL is empty and Conn nil) and, with any
+	// connection, the boot file naming the boot that used the directory
+	// before this one (boot.go: a restarted host ends its previous boot's
+	// tasks at once). Optional with URL or Conn: without it the previous
+	// boot's tasks wait for their lease to lapse.
 	DataDir string
 	// Conn is an existing connection to a NATS server with JetStream, used
 	// instead of URL or an embedded server (a program embedding the host

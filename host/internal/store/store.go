@@ -35,6 +35,7 @@ type Store struct {
 	external bool               // nc is Config.Conn: the caller's to close
 	bootSub  *nats.Subscription // answers this boot's liveness (boot.go)
 	boot     string             // this Open's boot id (boot.go)
+	prev     string             // the boot before it in the same data directory ("" if none known)
 	hostname string             // os.Hostname at Open, recorded in runs
 	closed   chan struct{}      // closed by the connection's ClosedHandler
 	js       jetstream.JetStream
@@ -61,6 +62,10 @@ type Store struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	hooksMu    sync.Mutex
+	reconnects map[int]func() // OnReconnect callbacks
+	nextHook   int
 }
 
 // Open connects to NATS (starting an embedded server when cfg.URL is empty)
@@ -88,7 +93,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 				s.log.Warn("nats: disconnected", "err", err)
 			}
 		}),
-		nats.ReconnectHandler(func(nc *nats.Conn) { s.log.Info("nats: reconnected", "url", nc.ConnectedUrlRedacted()) }),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			s.log.Info("nats: reconnected", "url", nc.ConnectedUrlRedacted())
+			s.reconnected()
+		}),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { s.log.Warn("nats: async error", "err", err) }),
 	}
 	url := cfg.URL
@@ -105,6 +113,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			nats.ReconnectWait(500*time.Millisecond),
 			nats.ReconnectJitter(250*time.Millisecond, time.Second),
 			nats.Timeout(5*time.Second),
+			// A connection that stops answering (a half-open TCP link:
+			// packets vanish, nothing is reset) is given up after about
+			// pingInterval × (maxPingsOut+1) and reconnected, instead of
+			// nats.go's default of minutes (2 min × 2).
+			nats.PingInterval(pingInterval),
+			nats.MaxPingsOutstanding(maxPingsOut),
 		)
 	}
 	if s.nc, err = nats.Connect(url, opts...); err != nil {
