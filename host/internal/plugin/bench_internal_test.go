@@ -12,7 +12,7 @@ func BenchmarkCheckInput(b *testing.B) {
 	in := json.RawMessage(`{"text":"hello, benchmark","n":[1,2,3],"nested":{"a":true}}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, fe := checkInput(sk, in, false); fe != nil {
+		if _, fe := checkInput(sk, Call{Input: in}); fe != nil {
 			b.Fatal(fe)
 		}
 	}
