@@ -4,7 +4,6 @@ package httpx
 
 import (
 	"net"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -17,43 +16,7 @@ import (
 // ends the watch without a verdict. stop ends the watch and waits for it;
 // the connection's read deadline is cleared, as the server sets its own
 // before every read. Connections without a file descriptor are not watched.
-//
-// The watch starts only once the request has run for peerWatchDelay: most
-// calls are answered sooner, and for them the watch (a goroutine, a peek
-// and two deadline changes on the socket) was a twentieth of a small
-// call's CPU, to stop work that was about to end anyway.
 func watchPeer(conn net.Conn, gone func()) (stop func()) {
-	var (
-		mu      sync.Mutex
-		stopped bool
-		end     func()
-	)
-	t := time.AfterFunc(peerWatchDelay, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !stopped {
-			end = watchNow(conn, gone)
-		}
-	})
-	return func() {
-		if t.Stop() {
-			return // the watch never started
-		}
-		mu.Lock()
-		stopped = true
-		e := end
-		mu.Unlock()
-		if e != nil {
-			e()
-		}
-	}
-}
-
-// peerWatchDelay is how long a request runs before its client is watched.
-const peerWatchDelay = 5 * time.Millisecond
-
-// watchNow watches conn from now on (see watchPeer).
-func watchNow(conn net.Conn, gone func()) (stop func()) {
 	sock := socket(conn)
 	sc, ok := sock.(syscall.Conn)
 	if !ok {
