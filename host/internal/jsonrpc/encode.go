@@ -23,10 +23,27 @@ func EncodeResult(id json.RawMessage, v any) []byte {
 	return b
 }
 
+// Encoded is a result its handler has already encoded as compact JSON,
+// as encoding/json would have (HTML characters escaped): the engine writes
+// it into the response as it is, so a result is encoded once. Other
+// bindings that marshal a result get the same bytes (MarshalJSON).
+type Encoded []byte
+
+// MarshalJSON returns e (null when empty).
+func (e Encoded) MarshalJSON() ([]byte, error) {
+	if len(e) == 0 {
+		return nullID, nil
+	}
+	return e, nil
+}
+
 func encodeResult(id json.RawMessage, v any) ([]byte, error) {
-	res, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode result: %w", err)
+	res, ok := v.(Encoded)
+	if !ok || len(res) == 0 {
+		var err error
+		if res, err = json.Marshal(v); err != nil {
+			return nil, fmt.Errorf("encode result: %w", err)
+		}
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(res) + len(id) + 40)

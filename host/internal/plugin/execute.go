@@ -39,6 +39,10 @@ type Call struct {
 	// skill ended its turn asking for input (task_interrupt): it returned
 	// no output, so output_schema is not applied.
 	Interrupted func() bool
+	// InputJSON marks an Input the caller has already decoded as one JSON
+	// value (skill/execute's skill_params): a skill without an input_schema
+	// then gets it without another scan.
+	InputJSON bool
 }
 
 // Outcome is a successful call's result.
@@ -99,7 +103,7 @@ func (r *Registry) execute(ctx context.Context, e *entry, sk *Skill, call Call) 
 	if err := r.takeRate(ctx, sk); err != nil {
 		return nil, annotate(fault.From(err), call, p)
 	}
-	input, ferr := checkInput(sk, call.Input, call.FollowUp)
+	input, ferr := checkInput(sk, call)
 	if ferr != nil {
 		return nil, annotate(ferr, call, p)
 	}
@@ -182,11 +186,12 @@ func truncate(s string, n int) string {
 
 // checkInput returns the bytes handed to the plugin: {} for an empty input,
 // else the input itself once it is known to be JSON matching the schema.
-func checkInput(sk *Skill, in json.RawMessage, followUp bool) ([]byte, *fault.Error) {
+func checkInput(sk *Skill, call Call) ([]byte, *fault.Error) {
+	in, followUp := call.Input, call.FollowUp
 	if len(bytes.TrimSpace(in)) == 0 {
 		in = json.RawMessage("{}")
 	}
-	if (sk.input == nil || followUp) && json.Valid(in) { // no schema: a scan, nothing decoded
+	if (sk.input == nil || followUp) && (call.InputJSON || json.Valid(in)) { // no schema: at most a scan, nothing decoded
 		return in, nil
 	}
 	doc, err := decodeJSON(in)

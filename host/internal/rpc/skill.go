@@ -30,6 +30,8 @@ type Accounting struct {
 	Instance        string `json:"instance"` // "fresh" or "reused"
 }
 
+// skillExecuteResult is skill/execute's result, as encodeExecuteResult
+// writes it.
 type skillExecuteResult struct {
 	SkillID         string     `json:"skill_id"`
 	Status          string     `json:"status"`
@@ -50,13 +52,7 @@ func (s *Service) skillExecute(ctx context.Context, req *jsonrpc.Request) (any, 
 	if err != nil {
 		return nil, err
 	}
-	return skillExecuteResult{
-		SkillID:         out.SkillID,
-		Status:          "success",
-		Output:          OutputValue(out.Output),
-		ExecutionTimeMS: out.Duration.Milliseconds(),
-		Accounting:      accounting(out),
-	}, nil
+	return encodeExecuteResult(out), nil // skillExecuteResult, encoded once
 }
 
 type agentCallParams struct {
@@ -141,6 +137,7 @@ func (s *Service) run(ctx context.Context, req *jsonrpc.Request, sessionID, skil
 		Timeout:   timeout,
 		SessionID: sessionID,
 		RequestID: rid,
+		InputJSON: true, // decoded from the params (Bind)
 	})
 }
 
