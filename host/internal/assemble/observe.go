@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/admin"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
@@ -102,7 +103,7 @@ func (h *Root) access(method string, next jsonrpc.Handler) jsonrpc.Handler {
 		d := time.Since(start)
 		endSpan(err)
 		mm.Observe(d, err)
-		pluginName, skill, recorded := reachedBy(res, err)
+		pluginName, skill, recorded := reachedBy(method, res, err)
 		if err != nil && !recorded {
 			h.failures.Add(failure(ctx, method, err))
 		}
@@ -119,14 +120,17 @@ type reacher interface {
 	Reached() (plugin, skill string)
 }
 
-// reachedBy is the plugin and skill a call's outcome names, and whether a
-// failure was a skill's (the registry's observer recorded it).
-func reachedBy(res any, err error) (pluginName, skill string, failed bool) {
+// reachedBy is the plugin and skill a call's outcome names (a blocking A2A
+// send's task names its skill), and whether a failure was a skill's (the
+// registry's observer recorded it).
+func reachedBy(method string, res any, err error) (pluginName, skill string, failed bool) {
 	if err != nil {
 		return plugin.Reached(err)
 	}
 	if r, ok := res.(reacher); ok {
 		pluginName, skill = r.Reached()
+	} else {
+		pluginName, skill = a2a.Reached(method, res)
 	}
 	return pluginName, skill, false
 }
