@@ -143,6 +143,8 @@ func (h *Root) rejected(ctx context.Context, method string, err error) {
 	method = clipMethod(method)
 	h.failures.Add(failure(ctx, method, err))
 	if h.cfg.Log.Access {
+		// no call began: the line names the transport's request id
+		ctx = auth.Invoke(ctx, auth.Invocation{RequestID: jsonrpc.TransportFrom(ctx).RequestID, Method: method})
 		h.logAccess(ctx, method, "", "", 0, err)
 	}
 }
