@@ -83,14 +83,26 @@ func encodeFault(id json.RawMessage, env Envelope, transportRID string, fe *faul
 // else a new one.
 func ErrorMeta(ctx context.Context) fault.Meta { return meta(Envelope{}, TransportFrom(ctx).RequestID) }
 
+// RequestID is the request id of req on ctx: the envelope's request_id,
+// else the transport's ("" when neither has one). It is the one rule; the
+// host puts its answer into the call's Invocation (auth.Invoke), and error
+// data follow it too (with a fresh id when it is "").
+func RequestID(ctx context.Context, req *Request) string {
+	return requestID(req.Meta, TransportFrom(ctx).RequestID)
+}
+
+func requestID(env Envelope, transportRID string) string {
+	if env.RequestID != "" {
+		return env.RequestID
+	}
+	return transportRID
+}
+
 // meta is what an error answering a request carries of it: the request id
 // of the envelope, else of the transport (transportRID), else a new one,
 // and the envelope's session.
 func meta(env Envelope, transportRID string) fault.Meta {
-	rid := env.RequestID
-	if rid == "" {
-		rid = transportRID
-	}
+	rid := requestID(env, transportRID)
 	if rid == "" {
 		rid = NewRequestID()
 	}

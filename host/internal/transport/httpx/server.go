@@ -177,7 +177,7 @@ func (s *Server) bodyLimit(c *fiber.Ctx) error {
 
 func (s *Server) health(c *fiber.Ctx) error {
 	if s.cfg.Ready != nil {
-		if err := s.cfg.Ready(); err != nil {
+		if err := s.cfg.Ready.Ready(); err != nil {
 			return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{
 				"status":    "unhealthy",
 				"error":     err.Error(),
