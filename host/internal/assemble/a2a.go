@@ -7,6 +7,9 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
+	"github.com/skillhost/skillhost/host/internal/a2a/push"
+	"github.com/skillhost/skillhost/host/internal/a2a/rest"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/mcp"
 	"github.com/skillhost/skillhost/host/internal/provenance"
@@ -19,7 +22,7 @@ func (h *Root) publicURL() string { return publicBase(h.cfg, h.Addr()) }
 // registers the A2A methods, their HTTP+JSON binding (REST) included.
 func (h *Root) provisionA2A(ctx context.Context) error {
 	tasks, err := a2a.OpenTaskStore(ctx, h.Store, a2a.TaskStoreConfig{A2A: h.cfg.A2A, Logger: h.log,
-		Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName)})
+		Provenance: provenance.NewSigner(h.signer, agentcard.DefaultAgentName)})
 	if err != nil {
 		return fmt.Errorf("a2a task store: %w", err)
 	}
@@ -29,11 +32,11 @@ func (h *Root) provisionA2A(ctx context.Context) error {
 	}
 	h.background("a2a contexts", contexts.Run)
 	// http_fetch's dial guard (net.allow_private) on literal URLs
-	push, err := a2a.OpenPush(ctx, h.Store, a2a.PushOptions{Push: h.cfg.A2A.Push, Delivery: h.delivery, Net: h.Net, Logger: h.log})
+	pushes, err := push.Open(ctx, h.Store, push.Options{Push: h.cfg.A2A.Push, Delivery: h.delivery, Net: h.Net, Logger: h.log})
 	if err != nil {
 		return fmt.Errorf("a2a push: %w", err)
 	}
-	h.background("a2a push", push.Run)
+	h.background("a2a push", pushes.Run)
 	h.tasks, err = a2a.NewService(a2a.ServiceConfig{
 		A2A:      h.cfg.A2A,
 		Executor: h.Registry,
@@ -43,7 +46,7 @@ func (h *Root) provisionA2A(ctx context.Context) error {
 		Logger:   h.log,
 		Guard:    h.guard,
 		Contexts: contexts,
-		Push:     push,
+		Push:     pushes,
 		// a task of a lost host runs again here as its owner
 		Principals: h.authn.Keys().PrincipalOf,
 	})
@@ -54,7 +57,7 @@ func (h *Root) provisionA2A(ctx context.Context) error {
 	h.background("a2a input timeout", h.tasks.Run) // expires tasks left waiting for input (a2a.input_timeout)
 	h.background("a2a leases", h.tasks.RunLeases)  // beats, sweeps for tasks of lost hosts, catch-up after reconnects
 	a2a.Register(h.engine, h.tasks)
-	h.rest = a2a.NewREST(h.engine, h.log)
+	h.rest = rest.New(h.engine, h.log)
 	return nil
 }
 
@@ -68,6 +71,6 @@ func (h *Root) provisionMCP(context.Context) error {
 
 // serveREST adapts the A2A HTTP+JSON binding to the HTTP transport.
 func (h *Root) serveREST(ctx context.Context, method, path string, query url.Values, body []byte) (int, []byte, jsonrpc.Stream, *fault.Error) {
-	r := h.rest.Serve(ctx, a2a.RESTRequest{Method: method, Path: path, Query: query, Body: body})
+	r := h.rest.Serve(ctx, rest.Request{Method: method, Path: path, Query: query, Body: body})
 	return r.Status, r.Body, r.Stream, r.Err
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 	"github.com/skillhost/skillhost/host/internal/dashboard"
 	"github.com/skillhost/skillhost/host/internal/transport/httpx"
 )
@@ -19,7 +20,7 @@ func (h *Root) provisionHTTP(context.Context) error {
 			HTTP: h.cfg.HTTP, Version: h.version, Auth: h.authn, TLS: h.tlsCfg, PublicURL: h.publicURL(),
 			Events: h.eventSource(), Logger: h.log, Ready: h.ready,
 			Admin: h.adminDocs(), UI: dashboard.Assets, JWKS: h.jwks(), Access: h.httpAccess, AgentMethods: a2a.IsMethod,
-			RESTPath: a2a.RESTPath, REST: h.serveREST, MCP: h.mcp.Handler(),
+			RESTPath: agentcard.RESTPath, REST: h.serveREST, MCP: h.mcp.Handler(),
 		}, h.engine, h.cards, h.metrics.Handler())
 		h.onClose("http", func(ctx context.Context) error {
 			if h.served.Load() { // Serve's shutdown ended it
