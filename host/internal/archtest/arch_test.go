@@ -121,7 +121,7 @@ var rules = []rule{
 	{why: "the HTTP+JSON binding is a switch from routes to the engine's v1.0 methods: it knows no A2A package",
 		from: []string{"host/internal/a2a/rest"}, to: []string{module + "/host/internal/a2a", module + "/host/internal/a2a/"}},
 	{why: "the served protocol speaks v0.3 only through a2a/v03 (remote, a client of peers, uses a2a-go's v0.3 client transport)",
-		from: []string{"host", "host/", "cmd/", "examples", "examples/"},
+		from:   []string{"host", "host/", "cmd/", "examples", "examples/"},
 		to:     []string{"github.com/a2aproject/a2a-go/a2a", "github.com/a2aproject/a2a-go/v2/a2acompat/"},
 		except: []string{"host/internal/a2a/v03", "host/internal/remote"}},
 	{why: "the client is a client: it shares the error taxonomy with the host, nothing else",

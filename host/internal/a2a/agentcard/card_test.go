@@ -1,4 +1,4 @@
-package a2a_test
+package agentcard_test
 
 import (
 	"bytes"
@@ -27,7 +27,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 )
 
-const schemaPath = "agentcard/schema/a2a-v1.0.schema.json" // copy of shared/spec/a2a-v1.0.schema.json (generated from the official a2a.proto)
+const schemaPath = "schema/a2a-v1.0.schema.json" // copy of shared/spec/a2a-v1.0.schema.json (generated from the official a2a.proto)
 
 func mustCardSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()

@@ -1,4 +1,4 @@
-package a2a_test
+package agentcard_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package a2a_test
+package agentcard_test
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 )
 
-// jsVerifier installs testdata/jsverify (the official @a2a-js/sdk, pinned
+// jsVerifier installs ../testdata/jsverify (the official @a2a-js/sdk, pinned
 // by its package-lock.json) once into the user cache and returns the
 // folder holding verify.mjs. node and npm are needed; the test is skipped
 // without them, except in CI (CI=true), where .ci/run installs them.
@@ -30,7 +30,7 @@ func jsVerifier(t *testing.T) string {
 			t.Skipf("%s is not on PATH (CI installs it)", tool)
 		}
 	}
-	src := "testdata/jsverify"
+	src := "../testdata/jsverify" // shared with examples (docs programs)
 	h := sha256.New()
 	files := []string{"package.json", "package-lock.json", "verify.mjs"}
 	for _, f := range files {
