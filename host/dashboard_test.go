@@ -284,6 +284,25 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 	if diff := cmp.Diff(wantAccess, access); diff != "" {
 		t.Errorf("access lines by skill and reason (-want +got):\n%s", diff)
 	}
+	// A successful call's line names the skill it ran too: the access log
+	// reads it from the call's result, nothing writes it into the context.
+	okCalls := map[string]int{}
+	for _, line := range logs.lines(`"msg":"access"`, `"key_id":"ops"`, `"method":"_cleveragents/skill/execute"`, `"status":"ok"`) {
+		var rec struct{ Plugin, Skill string }
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		okCalls[rec.Plugin+"/"+rec.Skill]++
+	}
+	wantOK := map[string]int{"hostile/hostile-echo": rateLimited}
+	for _, l := range load {
+		if p, ok := pluginOf[l.skill]; ok && l.reason == "" {
+			wantOK[p+"/"+l.skill] += l.calls
+		}
+	}
+	if diff := cmp.Diff(wantOK, okCalls); diff != "" {
+		t.Errorf("successful skill/execute access lines by plugin/skill (-want +got):\n%s", diff)
+	}
 
 	// The dashboard shows the same numbers, the failures, the card and the
 	// plan.

@@ -148,9 +148,9 @@ func TestGRPCBinding(t *testing.T) {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
 	// It went through the engine's middleware: an access line names the
-	// transport and the method.
-	if len(logs.lines(`"msg":"access"`, `"transport":"grpc"`, `"method":"SendMessage"`)) == 0 {
-		t.Error("no access line of SendMessage over grpc")
+	// transport, the method and the skill the task ran (read from the task).
+	if len(logs.lines(`"msg":"access"`, `"transport":"grpc"`, `"method":"SendMessage"`, `"plugin":"tools"`, `"skill":"echo"`)) == 0 {
+		t.Errorf("no access line of SendMessage over grpc naming tools/echo:\n%s", strings.Join(logs.lines(`"msg":"access"`, `"transport":"grpc"`), "\n"))
 	}
 
 	// get, here and over JSON-RPC (the same loopback principal owns it)

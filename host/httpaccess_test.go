@@ -140,6 +140,15 @@ func TestHTTPAccess(t *testing.T) {
 			}
 		}
 	}
+	// A request the engine refuses before any method runs is logged under
+	// the transport's request id (no call began, so no invocation had one).
+	if _, err := send(context.Background(), httpClient, th.URL+"/rpc",
+		map[string]string{"Authorization": bearer(ops), "X-Request-ID": "access-rejected"}, []byte(`{not json`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(logs.lines(`"msg":"access"`, `"request_id":"access-rejected"`, `"reason":"parse_error"`)); got != 1 {
+		t.Errorf("%d JSON-RPC access lines of the refused body under its request id, want 1:\n%s", got, strings.Join(logs.lines(`"reason":"parse_error"`), "\n"))
+	}
 }
 
 // log.access: false silences every access line, JSON-RPC and HTTP; the

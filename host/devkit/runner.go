@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"path/filepath"
 	"strings"
 
 	"github.com/skillhost/skillhost/host/config"
@@ -57,6 +58,18 @@ func newHarness(ctx context.Context, dir string, m *plugin.Manifest, o harnessOp
 	h.session = sess.ID
 	if h.plugin, err = h.reg.Load(ctx, dir); err != nil {
 		return nil, errors.New(strings.Join(splitErrors(err), "; ")) // one line
+	}
+	// The module compiles in the background; the examples run on it
+	// compiled (a first example must not outwait its deadline behind the
+	// compile, plugin_loading), and a module that does not compile is
+	// this harness's error.
+	if err := h.reg.WaitCompiled(ctx); err != nil {
+		return nil, err
+	}
+	for _, p := range h.reg.Problems() {
+		if filepath.Clean(p.Path) == filepath.Clean(h.plugin.Dir) {
+			return nil, errors.New(p.Message)
+		}
 	}
 	return h, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
@@ -200,15 +201,13 @@ func (h *harness) run(ctx context.Context, sk *plugin.Skill, i int, ex plugin.Ex
 
 // call runs one turn of an example.
 func (h *harness) call(ctx context.Context, sk *plugin.Skill, i int, task *hostfn.Task, input json.RawMessage, capture *logCapture) (*plugin.Outcome, error) {
-	call := &hostfn.Call{SessionID: h.session, Plugin: h.plugin.Manifest.Name, Skill: sk.ID,
-		RequestID: fmt.Sprintf("plugin-test-%s-%d", sk.ID, i), Task: task}
+	call := &hostfn.Call{Plugin: h.plugin.Manifest.Name, Skill: sk.ID, Task: task}
 	if capture != nil {
-		call.Progress = capture.progress
+		call.Progress = capture
 	}
+	ctx = auth.Invoke(ctx, auth.Invocation{SessionID: h.session, RequestID: fmt.Sprintf("plugin-test-%s-%d", sk.ID, i)})
 	return h.reg.Execute(hostfn.WithCall(ctx, call), plugin.Call{
-		SkillID: sk.ID, Agent: h.plugin.Manifest.Name, Input: input,
-		SessionID: h.session, RequestID: call.RequestID, FollowUp: task.Turn > 1,
-		Interrupted: func() bool { return task.Interrupted() != nil },
+		SkillID: sk.ID, Agent: h.plugin.Manifest.Name, Input: input, FollowUp: task.Turn > 1, Turn: task,
 	})
 }
 

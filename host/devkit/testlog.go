@@ -59,8 +59,8 @@ func (c *logCapture) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
-// progress is a hostfn.Call progress sink.
-func (c *logCapture) progress(p hostfn.Progress) {
+// Progress implements hostfn.ProgressSink: a progress report is a line of the capture.
+func (c *logCapture) Progress(p hostfn.Progress) {
 	line := fmt.Sprintf("progress %g%%", p.Percent)
 	if p.Message != "" {
 		line += " " + p.Message

@@ -22,37 +22,65 @@ import (
 // provenance). A cancel (CancelTask, shutdown) is reported as its cause.
 func (s *Service) run(ctx context.Context, rec *Record, input json.RawMessage, reqID string) (*plugin.Outcome, *hostfn.Interrupt, []*provenance.PeerResult, error) {
 	task := rec.Task
-	sctx := context.WithoutCancel(ctx)
-	progress := func(p hostfn.Progress) {
-		parts := []*a2av1.Part{a2av1.NewTextPart(p.Message)}
-		data := map[string]any{"percent": p.Percent}
-		if len(p.Data) > 0 {
-			data["data"] = p.Data
-		}
-		parts = append(parts, a2av1.NewDataPart(data))
-		ev := a2av1.NewStatusUpdateEvent(task, a2av1.TaskStateWorking, a2av1.NewMessageForTask(a2av1.MessageRoleAgent, task, parts...))
-		if err := s.events.publish(sctx, task.ID, event{ev: ev, progress: true}); err != nil {
-			s.log.Debug("a2a: progress event not published", "task_id", task.ID, "err", err)
-		}
-	}
+	// the task's turn runs under the request id it was started with (an
+	// A2A request carries no session: Session opens the context's)
+	inv := auth.InvocationFrom(ctx)
+	inv.RequestID = reqID
+	ctx = auth.Invoke(ctx, inv)
 	turn := taskTurn(rec)
-	call := &hostfn.Call{Plugin: rec.Plugin, Skill: rec.SkillID, RequestID: reqID, Progress: progress, Task: turn}
-	var peers delegated
+	call := &hostfn.Call{Plugin: rec.Plugin, Skill: rec.SkillID, Task: turn,
+		Progress: &taskProgress{s: s, ctx: context.WithoutCancel(ctx), task: task}}
 	if s.cfg.Tasks.prov != nil {
-		call.Delegated = peers.add
+		call.Delegations = &hostfn.Delegations{}
 	}
 	if c := s.cfg.Contexts; c != nil { // the context's session, created when the skill first uses it
-		call.Session = func(ctx context.Context) (string, error) {
-			who := auth.From(ctx)
-			return c.session(ctx, who, task.ContextID, who.Limits().MaxOpenSessions)
-		}
+		call.Session = contextSession{c: c, contextID: task.ContextID}
 	}
-	out, err := s.cfg.Executor.Execute(hostfn.WithCall(ctx, call), plugin.Call{SkillID: rec.SkillID, Input: input, RequestID: reqID,
-		FollowUp: turn.Turn > 1, Interrupted: func() bool { return turn.Interrupted() != nil }})
+	out, err := s.cfg.Executor.Execute(hostfn.WithCall(ctx, call), plugin.Call{SkillID: rec.SkillID, Input: input,
+		FollowUp: turn.Turn > 1, Turn: turn})
 	if cause := context.Cause(ctx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		err = cause // canceled by CancelTask or shutdown: report why
 	}
-	return out, turn.Interrupted(), peers.list(), err
+	var peers []*provenance.PeerResult
+	if call.Delegations != nil {
+		peers = call.Delegations.List()
+	}
+	return out, turn.Interrupted(), peers, err
+}
+
+// taskProgress publishes a task's progress reports as working status
+// events (hostfn.ProgressSink).
+type taskProgress struct {
+	s    *Service
+	ctx  context.Context
+	task *a2av1.Task
+}
+
+// Progress implements hostfn.ProgressSink.
+func (t *taskProgress) Progress(p hostfn.Progress) {
+	parts := []*a2av1.Part{a2av1.NewTextPart(p.Message)}
+	data := map[string]any{"percent": p.Percent}
+	if len(p.Data) > 0 {
+		data["data"] = p.Data
+	}
+	parts = append(parts, a2av1.NewDataPart(data))
+	ev := a2av1.NewStatusUpdateEvent(t.task, a2av1.TaskStateWorking, a2av1.NewMessageForTask(a2av1.MessageRoleAgent, t.task, parts...))
+	if err := t.s.events.publish(t.ctx, t.task.ID, event{ev: ev, progress: true}); err != nil {
+		t.s.log.Debug("a2a: progress event not published", "task_id", t.task.ID, "err", err)
+	}
+}
+
+// contextSession opens the session of an A2A context as the principal on
+// ctx (hostfn.SessionOpener).
+type contextSession struct {
+	c         *Contexts
+	contextID string
+}
+
+// OpenSession implements hostfn.SessionOpener.
+func (cs contextSession) OpenSession(ctx context.Context) (string, error) {
+	who := auth.From(ctx)
+	return cs.c.session(ctx, who, cs.contextID, who.Limits().MaxOpenSessions)
 }
 
 // artifactOf is the output artifact of a successful call.

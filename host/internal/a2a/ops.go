@@ -8,7 +8,6 @@ import (
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/auth"
-	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 )
 
 // SendMessage starts a task for the message's skill, or, when the message
@@ -243,8 +242,4 @@ func (t *TaskStream) Close() error {
 		return t.sub.Close()
 	}
 	return nil
-}
-
-func jsonrpcRequestID(ctx context.Context) string {
-	return jsonrpc.TransportFrom(ctx).RequestID
 }

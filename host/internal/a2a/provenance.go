@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
@@ -28,24 +27,6 @@ type note struct {
 	reason string
 	facts  map[string]string        // bound into the transition (a follow-up's input digest)
 	peers  []*provenance.PeerResult // remote answers of the skill's agent_calls, recorded before the move
-}
-
-// delegated collects the peer results of a running task's agent_calls.
-type delegated struct {
-	mu    sync.Mutex
-	peers []*provenance.PeerResult
-}
-
-func (d *delegated) add(p *provenance.PeerResult) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.peers = append(d.peers, p)
-}
-
-func (d *delegated) list() []*provenance.PeerResult {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return append([]*provenance.PeerResult(nil), d.peers...)
 }
 
 // chainOf is rec's provenance chain (nil when the task has none).

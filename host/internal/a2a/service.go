@@ -403,5 +403,5 @@ func (s *Service) publish(ctx context.Context, id a2av1.TaskID, e event) {
 }
 
 func requestID(ctx context.Context) string {
-	return truncate(jsonrpcRequestID(ctx), 128)
+	return truncate(auth.InvocationFrom(ctx).RequestID, 128)
 }

@@ -4,7 +4,7 @@
 // agents, under one depth limit carried across hosts.
 //
 //	r := agents.New(registry, peers, agents.Config{MaxDepth: cfg.Agents.MaxCallDepth, Guard: guard})
-//	res, err := r.Call(ctx, agents.Call{Target: "billing", Method: "charge", Input: in, SessionID: sid})
+//	res, err := r.Call(auth.Invoke(ctx, auth.Invocation{SessionID: sid}), agents.Call{Target: "billing", Method: "charge", Input: in})
 //
 // Depth: every call a plugin makes (agent_call) and every call forwarded to
 // a peer is one hop. A call's depth is what the router attached to its

@@ -71,8 +71,9 @@ type Call struct {
 	// Timeout caps the call, fallbacks included; 0: the agent's own limit
 	// (a plugin's timeout, a peer's timeout). The context's deadline always
 	// caps it.
-	Timeout              time.Duration
-	SessionID, RequestID string
+	// Its session and request id are the invocation's on ctx
+	// (auth.InvocationFrom).
+	Timeout time.Duration
 	// Nested marks a call a plugin makes (agent_call): one hop, one rate
 	// token of the principal.
 	Nested bool
@@ -82,7 +83,7 @@ type Call struct {
 	// Progress receives a remote peer's progress while the call runs
 	// (remote.Call.Progress): the caller's own sink, an A2A task's or a
 	// plan step's. Optional.
-	Progress func(hostfn.Progress)
+	Progress hostfn.ProgressSink
 }
 
 // Result is the answer of the agent that answered.
@@ -155,7 +156,7 @@ func (r *Router) fallback(ctx context.Context, c Call, depth int, primary error)
 		if err == nil {
 			res.FallbackFrom = c.Target
 			r.cfg.Logger.InfoContext(ctx, "agent call answered by a fallback", "agent", c.Target, "fallback", fb,
-				"primary_reason", fault.From(primary).WireReason(), "request_id", c.RequestID)
+				"primary_reason", fault.From(primary).WireReason(), "request_id", auth.InvocationFrom(ctx).RequestID)
 			if r.cfg.Observer != nil {
 				r.cfg.Observer.Fallback(c.Target, fb)
 			}
@@ -184,21 +185,21 @@ func (r *Router) callOne(ctx context.Context, c Call, agent string, depth int) (
 			return nil, err
 		}
 	}
+	inv := auth.InvocationFrom(ctx)
 	res, err := r.remote.Call(ctx, remote.Call{ID: agent, Method: c.Method, Input: c.Input, Timeout: c.Timeout,
-		SessionID: c.SessionID, RequestID: c.RequestID, Depth: depth, Provenance: c.Provenance, Progress: c.Progress})
+		SessionID: inv.SessionID, RequestID: inv.RequestID, Depth: depth, Provenance: c.Provenance, Progress: c.Progress})
 	if err != nil {
 		return nil, err
 	}
 	return &Result{AgentID: agent, Method: c.Method, Output: res.Output, Duration: res.Duration, Remote: res}, nil
 }
 
-// callLocal runs the skill c.Method of the plugin agent, with the call's
-// session attached for its host functions. The registry checks the
-// principal's scopes.
+// callLocal runs the skill c.Method of the plugin agent; its host
+// functions read the call's session from the invocation on ctx. The
+// registry checks the principal's scopes.
 func (r *Router) callLocal(ctx context.Context, c Call, agent string) (*Result, error) {
-	ctx = hostfn.WithCall(ctx, &hostfn.Call{SessionID: c.SessionID, Plugin: agent, Skill: c.Method, RequestID: c.RequestID})
-	out, err := r.local.Execute(ctx, plugin.Call{SkillID: c.Method, Agent: agent, Input: c.Input, Timeout: c.Timeout,
-		SessionID: c.SessionID, RequestID: c.RequestID})
+	ctx = hostfn.WithCall(ctx, &hostfn.Call{Plugin: agent, Skill: c.Method})
+	out, err := r.local.Execute(ctx, plugin.Call{SkillID: c.Method, Agent: agent, Input: c.Input, Timeout: c.Timeout})
 	if err != nil {
 		return nil, err
 	}
@@ -207,14 +208,15 @@ func (r *Router) callLocal(ctx context.Context, c Call, agent string) (*Result, 
 
 // CallAgent makes a plugin's nested call (the agent_call host function). A
 // remote peer's progress goes to the calling plugin's own progress sink
-// (its A2A task's, its plan step's), as if the plugin reported it.
+// (its A2A task's, its plan step's), as if the plugin reported it. The
+// nested call runs as the calling one's session (the one an A2A task's
+// context function opened too) and request id.
 func (r *Router) CallAgent(ctx context.Context, c hostfn.AgentCall) (*hostfn.AgentResult, error) {
-	var progress func(hostfn.Progress)
-	if call := hostfn.CallFrom(ctx); call != nil {
-		progress = call.Progress
-	}
-	res, err := r.Call(ctx, Call{Target: c.Target, Method: c.Method, Input: c.Input, Timeout: c.Timeout,
-		SessionID: c.SessionID, RequestID: c.RequestID, Nested: true, Provenance: c.Provenance, Progress: progress})
+	progress := hostfn.CallFrom(ctx).Progress
+	inv := auth.InvocationFrom(ctx)
+	inv.SessionID, inv.RequestID = c.SessionID, c.RequestID
+	res, err := r.Call(auth.Invoke(ctx, inv), Call{Target: c.Target, Method: c.Method, Input: c.Input, Timeout: c.Timeout,
+		Nested: true, Provenance: c.Provenance, Progress: progress})
 	if err != nil {
 		return nil, err
 	}

@@ -32,7 +32,7 @@ func (e StepExecutor) RunStep(ctx context.Context, c plan.StepCall) (*plan.StepO
 		return e.Local.RunStep(ctx, c)
 	}
 	res, err := e.Router.Call(ctx, Call{Target: c.Agent, Method: c.Action, Input: c.Input, Timeout: c.Timeout,
-		SessionID: c.SessionID, RequestID: c.RequestID, Provenance: e.Provenance, Progress: c.Progress})
+		Provenance: e.Provenance, Progress: c.Progress})
 	if err != nil {
 		return nil, err
 	}

@@ -3,16 +3,14 @@ package assemble
 import (
 	"context"
 	"fmt"
-	"net/url"
 
-	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 	"github.com/skillhost/skillhost/host/internal/a2a/push"
 	"github.com/skillhost/skillhost/host/internal/a2a/rest"
-	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/mcp"
 	"github.com/skillhost/skillhost/host/internal/provenance"
+	"github.com/skillhost/skillhost/host/internal/transport/httpx"
 )
 
 // publicURL is the base URL published in Agent Cards.
@@ -69,8 +67,12 @@ func (h *Root) provisionMCP(context.Context) error {
 	return nil
 }
 
-// serveREST adapts the A2A HTTP+JSON binding to the HTTP transport.
-func (h *Root) serveREST(ctx context.Context, method, path string, query url.Values, body []byte) (int, []byte, jsonrpc.Stream, *fault.Error) {
-	r := h.rest.Serve(ctx, rest.Request{Method: method, Path: path, Query: query, Body: body})
-	return r.Status, r.Body, r.Stream, r.Err
+// restBinding is the A2A HTTP+JSON binding as the HTTP transport's
+// RESTHandler: the types of one mapped to the other's, nothing else.
+type restBinding struct{ bind *rest.Binding }
+
+// ServeREST implements httpx.RESTHandler.
+func (b restBinding) ServeREST(ctx context.Context, r httpx.RESTRequest) httpx.RESTReply {
+	rep := b.bind.Serve(ctx, rest.Request{Method: r.Method, Path: r.Path, Query: r.Query, Body: r.Body})
+	return httpx.RESTReply{Status: rep.Status, Body: rep.Body, Stream: rep.Stream, Err: rep.Err}
 }

@@ -29,6 +29,12 @@ var errNotBeating = errors.New("state store: not answering this host (task lease
 
 // ready is GET /health's check: the host is not draining, the state store
 // is connected and takes its writes.
+// rootReadiness is the root's readiness as httpx sees it (GET /health).
+type rootReadiness struct{ h *Root }
+
+// Ready is the root's ready.
+func (r rootReadiness) Ready() error { return r.h.ready() }
+
 func (h *Root) ready() error {
 	switch {
 	case h.tasks != nil && h.tasks.Draining():

@@ -19,14 +19,15 @@ func (h *Root) provisionEvents(ctx context.Context) error {
 	return nil
 }
 
-// eventSource serves GET /events from the bus; the session must be active.
-func (h *Root) eventSource() httpx.EventSource {
-	src := events.Source{Bus: h.events, Sessions: h.Store}
-	return func(ctx context.Context, q httpx.EventQuery) (httpx.EventStream, error) {
-		st, err := src.Open(ctx, events.Query(q))
-		if err != nil {
-			return nil, err
-		}
-		return st, nil
+// eventSource serves GET /events from the bus (events.Source: the session
+// must be active) as the HTTP transport's EventSource.
+type eventSource struct{ src events.Source }
+
+// OpenEvents implements httpx.EventSource.
+func (e eventSource) OpenEvents(ctx context.Context, q httpx.EventQuery) (httpx.EventStream, error) {
+	st, err := e.src.Open(ctx, events.Query(q))
+	if err != nil {
+		return nil, err
 	}
+	return st, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 	"github.com/skillhost/skillhost/host/internal/dashboard"
+	"github.com/skillhost/skillhost/host/internal/events"
 	"github.com/skillhost/skillhost/host/internal/transport/httpx"
 )
 
@@ -18,9 +19,9 @@ func (h *Root) provisionHTTP(context.Context) error {
 	if h.cfg.Listen != "" {
 		h.http = httpx.New(httpx.Config{
 			HTTP: h.cfg.HTTP, Version: h.version, Auth: h.authn, TLS: h.tlsCfg, PublicURL: h.publicURL(),
-			Events: h.eventSource(), Logger: h.log, Ready: h.ready,
-			Admin: h.adminDocs(), UI: dashboard.Assets, JWKS: h.jwks(), Access: h.httpAccess, AgentMethods: a2a.IsMethod,
-			RESTPath: agentcard.RESTPath, REST: h.serveREST, MCP: h.mcp.Handler(),
+			Events: eventSource{events.Source{Bus: h.events, Sessions: h.Store}}, Logger: h.log, Ready: rootReadiness{h},
+			Admin: h.adminDocs(), UI: dashboard.Assets, JWKS: h.jwks(), Access: httpAccessLog{metrics: h.metrics, log: h.log, on: h.cfg.Log.Access},
+			AgentMethods: a2a.IsMethod, RESTPath: agentcard.RESTPath, REST: restBinding{h.rest}, MCP: h.mcp.Handler(),
 		}, h.engine, h.cards, h.metrics.Handler())
 		h.onClose("http", func(ctx context.Context) error {
 			if h.served.Load() { // Serve's shutdown ended it
@@ -33,9 +34,22 @@ func (h *Root) provisionHTTP(context.Context) error {
 	return nil
 }
 
+// adminDocs are the documents of GET /admin/<name>, each built when it is
+// read (httpx.AdminDocs).
+type adminDocs map[string]func(context.Context) any
+
+// AdminDoc implements httpx.AdminDocs.
+func (d adminDocs) AdminDoc(ctx context.Context, name string) (any, bool) {
+	doc, ok := d[name]
+	if !ok {
+		return nil, false
+	}
+	return doc(ctx), true
+}
+
 // adminDocs are the documents of GET /admin/<name>.
-func (h *Root) adminDocs() map[string]func(context.Context) any {
-	return map[string]func(context.Context) any{
+func (h *Root) adminDocs() adminDocs {
+	return adminDocs{
 		"status":   func(context.Context) any { return h.admin.Status() },
 		"plugins":  func(context.Context) any { return h.admin.Plugins() },
 		"pool":     func(context.Context) any { return h.admin.Pool() },

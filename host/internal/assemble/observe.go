@@ -5,10 +5,10 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/a2a"
 	"github.com/skillhost/skillhost/host/internal/admin"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
@@ -17,23 +17,6 @@ import (
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/transport/httpx"
 )
-
-// callRecord is attached to each JSON-RPC call's context by the access
-// middleware; the registry's observer notes the skill the call reached.
-// A2A tasks may run the skill after the handler returned, hence atomics.
-type callRecord struct {
-	method   string
-	plugin   atomic.Pointer[plugin.Plugin]
-	skill    atomic.Pointer[plugin.Skill]
-	recorded atomic.Bool // a skill failure of this call is in the ring
-}
-
-type callRecordKey struct{}
-
-func recordFrom(ctx context.Context) *callRecord {
-	r, _ := ctx.Value(callRecordKey{}).(*callRecord)
-	return r
-}
 
 // observer watches the registry for the host: per-skill metrics, reload
 // metrics, the failure ring, and the skill of each access line.
@@ -62,20 +45,14 @@ func (o *observer) SkillCalled(ctx context.Context, r plugin.CallReport) {
 			sm.(*metrics.SkillMetrics).RateLimited(rule, per)
 		}
 	}
-	rec := recordFrom(ctx)
-	if rec != nil {
-		rec.plugin.Store(r.Plugin)
-		rec.skill.Store(r.Skill)
-	}
 	if r.Err == nil {
 		return
 	}
-	f := failure(ctx, "", r.Err)
+	// the method the call came in by, read from its invocation (the access
+	// middleware leaves this failure to the ring: the error it gets back
+	// says the skill was reached, plugin.Reached)
+	f := failure(ctx, auth.InvocationFrom(ctx).Method, r.Err)
 	f.Plugin, f.Skill = r.Plugin.Manifest.Name, r.Skill.ID
-	if rec != nil {
-		f.Method = rec.method
-		rec.recorded.Store(true)
-	}
 	o.failures.Add(f)
 }
 
@@ -101,39 +78,61 @@ func (o *observer) plugins(snap *plugin.Snapshot) {
 // failure describes a failed call for the ring.
 func failure(ctx context.Context, method string, err error) admin.Failure {
 	fe := fault.From(err)
-	call := hostfn.CallFrom(ctx)
+	inv := auth.InvocationFrom(ctx)
 	tr := jsonrpc.TransportFrom(ctx)
 	return admin.Failure{Time: time.Now().UTC(), Method: method, Code: fe.Kind.Code(), Reason: fe.WireReason(),
-		Message: fe.Message(), SessionID: call.SessionID, RequestID: call.RequestID,
-		KeyID: auth.From(ctx).KeyID(), Transport: tr.Name}
+		Message: fe.Message(), SessionID: hostfn.SessionOf(ctx), RequestID: inv.RequestID,
+		KeyID: inv.Principal.KeyID(), Transport: tr.Name}
 }
 
-// access is the outermost engine middleware: one access line per call
+// access is the outermost engine middleware: it attaches the call's
+// invocation (auth.Invoke: the envelope's session, the request id, the
+// method; the transport attached the principal) — the one place a call's
+// identity is put together — then writes one access line per call
 // (log.access), the method's metrics, and failures that reached no skill
-// into the ring (a skill's own failures are recorded by the observer).
+// into the ring. What the call reached is read from what it returned: a
+// skill's failure says so (plugin.Reached; the observer recorded it), a
+// result may name its skill (reacher).
 func (h *Root) access(method string, next jsonrpc.Handler) jsonrpc.Handler {
 	mm := h.metrics.Method(method)
 	return func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		start := time.Now()
-		rec := &callRecord{method: method}
+		ctx = auth.Invoke(ctx, auth.Invocation{SessionID: req.Meta.SessionID, RequestID: jsonrpc.RequestID(ctx, req), Method: method})
 		sctx, endSpan := h.startSpan(ctx, method)
-		res, err := next(context.WithValue(sctx, callRecordKey{}, rec), req)
+		res, err := next(sctx, req)
 		d := time.Since(start)
 		endSpan(err)
 		mm.Observe(d, err)
-		if err != nil && !rec.recorded.Load() {
-			f := failure(ctx, method, err)
-			f.SessionID, f.RequestID = req.Meta.SessionID, requestID(ctx, req)
-			if p, sk := rec.plugin.Load(), rec.skill.Load(); p != nil && sk != nil {
-				f.Plugin, f.Skill = p.Manifest.Name, sk.ID
-			}
-			h.failures.Add(f)
+		pluginName, skill, recorded := reachedBy(method, res, err)
+		if err != nil && !recorded {
+			h.failures.Add(failure(ctx, method, err))
 		}
 		if h.cfg.Log.Access {
-			h.logAccess(ctx, method, req, rec, d, err)
+			h.logAccess(ctx, method, pluginName, skill, d, err)
 		}
 		return res, err
 	}
+}
+
+// reacher is a method result that names the skill it ran (the results of
+// skill/execute and of agent/call a plugin answered).
+type reacher interface {
+	Reached() (plugin, skill string)
+}
+
+// reachedBy is the plugin and skill a call's outcome names (a blocking A2A
+// send's task names its skill), and whether a failure was a skill's (the
+// registry's observer recorded it).
+func reachedBy(method string, res any, err error) (pluginName, skill string, failed bool) {
+	if err != nil {
+		return plugin.Reached(err)
+	}
+	if r, ok := res.(reacher); ok {
+		pluginName, skill = r.Reached()
+	} else {
+		pluginName, skill = a2a.Reached(method, res)
+	}
+	return pluginName, skill, false
 }
 
 // rejected hears of requests refused before a method ran (malformed,
@@ -144,7 +143,9 @@ func (h *Root) rejected(ctx context.Context, method string, err error) {
 	method = clipMethod(method)
 	h.failures.Add(failure(ctx, method, err))
 	if h.cfg.Log.Access {
-		h.logAccess(ctx, method, &jsonrpc.Request{}, &callRecord{}, 0, err)
+		// no call began: the line names the transport's request id
+		ctx = auth.Invoke(ctx, auth.Invocation{RequestID: jsonrpc.TransportFrom(ctx).RequestID, Method: method})
+		h.logAccess(ctx, method, "", "", 0, err)
 	}
 }
 
@@ -156,22 +157,13 @@ func clipMethod(m string) string {
 	return m
 }
 
-// requestID is the call's request id as error data report it: the
-// envelope's, else the transport's.
-func requestID(ctx context.Context, req *jsonrpc.Request) string {
-	if req.Meta.RequestID != "" {
-		return req.Meta.RequestID
-	}
-	return jsonrpc.TransportFrom(ctx).RequestID
-}
-
 // serverSide are the kinds an operator should look at: the host or a
 // plugin failed, not the client's request.
 var serverSide = map[fault.Kind]bool{fault.Internal: true, fault.SkillFailed: true, fault.Timeout: true, fault.ResourceExhausted: true}
 
 // logAccess writes the access line of one call: info, or warn when the
 // host or a plugin failed it.
-func (h *Root) logAccess(ctx context.Context, method string, req *jsonrpc.Request, rec *callRecord, d time.Duration, err error) {
+func (h *Root) logAccess(ctx context.Context, method, pluginName, skill string, d time.Duration, err error) {
 	level, status, code, reason := slog.LevelInfo, "ok", 0, ""
 	if err != nil {
 		fe := fault.From(err)
@@ -183,18 +175,15 @@ func (h *Root) logAccess(ctx context.Context, method string, req *jsonrpc.Reques
 	if !h.log.Enabled(ctx, level) {
 		return
 	}
-	pluginName, skill := "", ""
-	if p, sk := rec.plugin.Load(), rec.skill.Load(); p != nil && sk != nil {
-		pluginName, skill = p.Manifest.Name, sk.ID
-	}
+	inv := auth.InvocationFrom(ctx)
 	h.log.LogAttrs(ctx, level, "access",
 		slog.String("transport", jsonrpc.TransportFrom(ctx).Name),
 		slog.String("method", method),
 		slog.String("plugin", pluginName),
 		slog.String("skill", skill),
-		slog.String("session_id", req.Meta.SessionID),
-		slog.String("request_id", requestID(ctx, req)),
-		slog.String("key_id", auth.From(ctx).KeyID()),
+		slog.String("session_id", inv.SessionID),
+		slog.String("request_id", inv.RequestID),
+		slog.String("key_id", inv.Principal.KeyID()),
 		slog.String("status", status),
 		slog.Int("code", code),
 		slog.String("reason", reason),
@@ -202,15 +191,22 @@ func (h *Root) logAccess(ctx context.Context, method string, req *jsonrpc.Reques
 	)
 }
 
-// httpAccess counts every HTTP request by route and status and, with
+// httpAccessLog counts every HTTP request by route and status and, with
 // log.access, writes an access line for those the JSON-RPC engine did not
 // handle (its calls have lines of their own): the other routes, and
 // requests refused before a method ran (credentials, Host, Origin, media
 // type, body size). Info; debug for a successful /health (probes); warn
 // for a 5xx.
-func (h *Root) httpAccess(ctx context.Context, a httpx.Access) {
-	h.metrics.HTTPRequest(a.Route, a.Status)
-	if !h.cfg.Log.Access || a.RPC {
+type httpAccessLog struct {
+	metrics *metrics.Metrics
+	log     *slog.Logger
+	on      bool // log.access
+}
+
+// Answered implements httpx.AccessSink.
+func (l httpAccessLog) Answered(ctx context.Context, a httpx.Access) {
+	l.metrics.HTTPRequest(a.Route, a.Status)
+	if !l.on || a.RPC {
 		return
 	}
 	level := slog.LevelInfo
@@ -220,7 +216,7 @@ func (h *Root) httpAccess(ctx context.Context, a httpx.Access) {
 	case a.Route == "/health" && a.Status < 400:
 		level = slog.LevelDebug
 	}
-	if !h.log.Enabled(ctx, level) {
+	if !l.log.Enabled(ctx, level) {
 		return
 	}
 	status, code, reason := "ok", 0, ""
@@ -230,7 +226,7 @@ func (h *Root) httpAccess(ctx context.Context, a httpx.Access) {
 	if a.Err != nil {
 		status, code, reason = "error", a.Err.Kind.Code(), a.Err.WireReason()
 	}
-	h.log.LogAttrs(ctx, level, "access",
+	l.log.LogAttrs(ctx, level, "access",
 		slog.String("transport", "http"),
 		slog.String("http_method", a.HTTPMethod),
 		slog.String("path", a.Path),

@@ -206,23 +206,18 @@ func (p Principal) deny(what, need string) *fault.Error {
 		With("key_id", p.KeyID()).With("required_scope", need)
 }
 
-type principalKey struct{}
-
-// With returns a copy of ctx carrying p. Transports attach the principal of
-// every request before dispatching it.
+// With returns a copy of ctx carrying p as the principal of its
+// Invocation. Transports attach the principal of every request before
+// dispatching it.
 func With(ctx context.Context, p Principal) context.Context {
-	return context.WithValue(ctx, principalKey{}, p)
+	v := lookup(ctx)
+	v.inv.Principal, v.principal = p, true
+	return context.WithValue(ctx, invocationKey{}, v)
 }
 
-// From returns the principal attached to ctx; the zero principal (which
-// every check refuses) when there is none.
-func From(ctx context.Context) Principal {
-	p, _ := ctx.Value(principalKey{}).(Principal)
-	return p
-}
+// From returns the principal attached to ctx (InvocationFrom(ctx).Principal);
+// the zero principal (which every check refuses) when there is none.
+func From(ctx context.Context) Principal { return lookup(ctx).inv.Principal }
 
-// Attached reports whether ctx carries a principal.
-func Attached(ctx context.Context) bool {
-	_, ok := ctx.Value(principalKey{}).(Principal)
-	return ok
-}
+// Attached reports whether ctx carries a principal (With).
+func Attached(ctx context.Context) bool { return lookup(ctx).principal }

@@ -110,13 +110,14 @@ func (f *funcs) agentCall(ctx context.Context, call *Call, raw []byte) (any, *gu
 	}
 	res, err := f.deps.Agents.CallAgent(ctx, AgentCall{
 		Target: r.Agent, Method: r.Method, Input: r.Params, Timeout: timeout,
-		SessionID: call.SessionID, RequestID: call.RequestID, Caller: f.grant.Plugin, Provenance: call.Delegated != nil,
+		SessionID: call.sessionID(ctx), RequestID: auth.InvocationFrom(ctx).RequestID, Caller: f.grant.Plugin,
+		Provenance: call.Delegations != nil,
 	})
 	if err != nil {
 		return nil, agentError(err)
 	}
-	if call.Delegated != nil && res.Peer != nil {
-		call.Delegated(res.Peer)
+	if call.Delegations != nil && res.Peer != nil {
+		call.Delegations.add(res.Peer)
 	}
 	return agentCallResult{AgentID: res.AgentID, Method: res.Method, Result: jsonValue(res.Output),
 		ExecutionTimeMS: res.Duration.Milliseconds(), FallbackFrom: res.FallbackFrom}, nil

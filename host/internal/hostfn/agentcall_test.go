@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 )
 
@@ -53,7 +54,7 @@ func TestGuestAgentCall(t *testing.T) {
 		return &hostfn.AgentResult{AgentID: "billing-backup", FallbackFrom: c.Target, Method: c.Method, Output: c.Input, Duration: 3 * time.Millisecond}, nil
 	}}
 	inst := mustCompile(t, hostfn.Deps{Agents: desk}, hostfn.Grant{Plugin: "caller", Agents: []string{"billing", "text-*"}}).mustInstance(t)
-	call := &hostfn.Call{SessionID: "s1", Plugin: "caller", Skill: "call_agent", RequestID: "r1"}
+	call := as(auth.Invocation{SessionID: "s1", RequestID: "r1"}, &hostfn.Call{Plugin: "caller", Skill: "call_agent"})
 	run := func(in map[string]any) (map[string]any, *guestError) {
 		out, gerr := inst.call(call, "call_agent", in)
 		if gerr != nil {

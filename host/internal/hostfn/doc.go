@@ -17,10 +17,13 @@
 //	task_history the messages of the A2A task the call runs a turn of (Call.Task)
 //	task_interrupt end the turn in input-required or auth-required with a question
 //
-// Per-call data (session, plugin, skill, request id, progress sink) travels in
-// the context given to the sandbox call:
+// Per-call data travels in the context given to the sandbox call: the
+// call's identity (session, request id, principal) in its auth.Invocation,
+// what only host functions need (plugin, skill, progress sink, task) in a
+// Call:
 //
-//	ctx = hostfn.WithCall(ctx, &hostfn.Call{SessionID: sid, Plugin: "text-tools", Skill: "uppercase"})
+//	ctx = auth.Invoke(ctx, auth.Invocation{SessionID: sid, RequestID: rid})
+//	ctx = hostfn.WithCall(ctx, &hostfn.Call{Plugin: "text-tools", Skill: "uppercase"})
 //	res, err := module.Call(ctx, "uppercase", input)
 //
 // Extism passes that context (derived) to each host function callback.

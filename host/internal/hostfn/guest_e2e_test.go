@@ -17,6 +17,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/store"
 	"github.com/skillhost/skillhost/host/internal/testutil"
@@ -45,8 +46,8 @@ func TestGuestContextIsolation(t *testing.T) {
 	t.Parallel()
 	st := mustStore(t, "sess-a", "sess-b")
 	in := mustCompile(t, hostfn.Deps{Context: st}, hostfn.Grant{Plugin: "ctx-plugin"}).mustInstance(t)
-	a := &hostfn.Call{SessionID: "sess-a", Plugin: "ctx-plugin", Skill: "s"}
-	b := &hostfn.Call{SessionID: "sess-b", Plugin: "ctx-plugin", Skill: "s"}
+	a := as(auth.Invocation{SessionID: "sess-a"}, &hostfn.Call{Plugin: "ctx-plugin", Skill: "s"})
+	b := as(auth.Invocation{SessionID: "sess-b"}, &hostfn.Call{Plugin: "ctx-plugin", Skill: "s"})
 
 	if _, gerr := in.call(a, "ctx_set", map[string]any{"key": "k", "value": map[string]int{"n": 1}}); gerr != nil {
 		t.Fatalf("A set: %+v", gerr)
@@ -66,7 +67,7 @@ func TestGuestContextIsolation(t *testing.T) {
 		{"B cannot see A's key", b, "k", `{"found":false,"value":null}`, ""},
 		{"A: unknown key", a, "other", `{"found":false,"value":null}`, ""},
 		{"no session", &hostfn.Call{Plugin: "ctx-plugin"}, "k", "", fault.GuestNoSession},
-		{"unknown session", &hostfn.Call{SessionID: "sess-x"}, "k", "", fault.GuestSessionNotFound},
+		{"unknown session", as(auth.Invocation{SessionID: "sess-x"}, &hostfn.Call{}), "k", "", fault.GuestSessionNotFound},
 		{"empty key", a, "", "", fault.GuestBadRequest},
 	}
 	for _, tt := range tests {
@@ -179,11 +180,11 @@ func TestGuestProgress(t *testing.T) {
 		mu  sync.Mutex
 		got []hostfn.Progress
 	)
-	call := &hostfn.Call{Plugin: "p", Progress: func(p hostfn.Progress) {
+	call := &hostfn.Call{Plugin: "p", Progress: progressFunc(func(p hostfn.Progress) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, p)
-	}}
+	})}
 	for _, p := range []map[string]any{
 		{"percent": 50, "message": "half", "data": map[string]int{"step": 2}},
 		{"percent": 150, "message": strings.Repeat("m", 5000)},
@@ -237,7 +238,7 @@ func TestGuestLog(t *testing.T) {
 	var sink testutil.LogBuffer
 	logger := slog.New(slog.NewJSONHandler(&sink, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	in := mustCompile(t, hostfn.Deps{Logger: logger}, hostfn.Grant{Plugin: "logger-plugin"}).mustInstance(t)
-	call := &hostfn.Call{SessionID: "sess-1", Plugin: "logger-plugin", Skill: "shout", RequestID: "req-9"}
+	call := as(auth.Invocation{SessionID: "sess-1", RequestID: "req-9"}, &hostfn.Call{Plugin: "logger-plugin", Skill: "shout"})
 	if _, gerr := in.call(call, "log_it", map[string]any{"level": 2, "msg": "hello from the guest"}); gerr != nil {
 		t.Fatalf("log: %+v", gerr)
 	}

@@ -14,6 +14,7 @@ import (
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
 
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 )
 
@@ -128,6 +129,15 @@ type guestError struct {
 
 // call runs fn with input under call; it returns the output, or the decoded
 // plugin error (rc 1). A trap fails the test.
+// invocations are the invocations test calls run as (as, in.call).
+var invocations sync.Map // *hostfn.Call → auth.Invocation
+
+// as makes in.call run c as inv (its session and request id).
+func as(inv auth.Invocation, c *hostfn.Call) *hostfn.Call {
+	invocations.Store(c, inv)
+	return c
+}
+
 func (in *instance) call(call *hostfn.Call, fn string, input any) ([]byte, *guestError) {
 	in.t.Helper()
 	raw, ok := input.([]byte)
@@ -139,6 +149,9 @@ func (in *instance) call(call *hostfn.Call, fn string, input any) ([]byte, *gues
 	}
 	ctx, cancel := context.WithTimeout(in.t.Context(), 20*time.Second)
 	defer cancel()
+	if inv, ok := invocations.Load(call); ok {
+		ctx = auth.Invoke(ctx, inv.(auth.Invocation))
+	}
 	rc, out, err := in.p.CallWithContext(hostfn.WithCall(ctx, call), fn, raw)
 	if rc == 0 && err == nil {
 		return out, nil
@@ -149,3 +162,8 @@ func (in *instance) call(call *hostfn.Call, fn string, input any) ([]byte, *gues
 	}
 	return nil, &ge
 }
+
+// progressFunc is a test's progress sink.
+type progressFunc func(hostfn.Progress)
+
+func (f progressFunc) Progress(p hostfn.Progress) { f(p) }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/store"
 )
 
@@ -167,7 +168,7 @@ func (f *funcs) serve(ctx context.Context, m memory, name string, limit int, off
 	call := CallFrom(ctx)
 	defer func() {
 		if r := recover(); r != nil {
-			f.deps.Logger.ErrorContext(ctx, "hostfn: host function panicked", f.attrs(call, "function", name, "panic", r)...)
+			f.deps.Logger.ErrorContext(ctx, "hostfn: host function panicked", f.attrs(ctx, call, "function", name, "panic", r)...)
 			ret = 0
 		}
 	}()
@@ -201,20 +202,20 @@ func (f *funcs) diagnose(ctx context.Context, call *Call, name string, gerr *gue
 		return
 	}
 	f.deps.Logger.Log(ctx, level, "hostfn: call refused",
-		f.attrs(call, "function", name, "code", gerr.Code, "reason", gerr.Message)...)
+		f.attrs(ctx, call, "function", name, "code", gerr.Code, "reason", gerr.Message)...)
 }
 
 // attrs returns the attribution of a call plus extra key/values.
-func (f *funcs) attrs(call *Call, kv ...any) []any {
+func (f *funcs) attrs(ctx context.Context, call *Call, kv ...any) []any {
 	a := []any{"plugin", f.grant.Plugin}
 	if call.Skill != "" {
 		a = append(a, "skill", call.Skill)
 	}
-	if call.SessionID != "" {
-		a = append(a, "session_id", call.SessionID)
+	if id := call.sessionID(ctx); id != "" {
+		a = append(a, "session_id", id)
 	}
-	if call.RequestID != "" {
-		a = append(a, "request_id", call.RequestID)
+	if id := auth.InvocationFrom(ctx).RequestID; id != "" {
+		a = append(a, "request_id", id)
 	}
 	return append(a, kv...)
 }

@@ -45,7 +45,7 @@ func (f *funcs) log(ctx context.Context, call *Call, req []byte) (any, *guestErr
 		f.dropped.n.Add(1)
 		return nil, errorf(fault.GuestRateLimited, "more than %d log lines per second", LogRate)
 	}
-	attrs := f.attrs(call, "source", "plugin")
+	attrs := f.attrs(ctx, call, "source", "plugin")
 	if n := f.dropped.n.Swap(0); n > 0 {
 		attrs = append(attrs, "dropped_before", n)
 	}

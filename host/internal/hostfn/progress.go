@@ -50,7 +50,7 @@ func (f *funcs) reportProgress(_ context.Context, call *Call, req []byte) (any, 
 	if call.Progress == nil {
 		return progressResult{}, nil
 	}
-	call.Progress(Progress{
+	call.Progress.Progress(Progress{
 		Percent: min(max(*r.Percent, 0), 100),
 		Message: truncate(r.Message, MaxProgressMessage),
 		Data:    r.Data,

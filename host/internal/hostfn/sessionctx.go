@@ -48,7 +48,7 @@ func (f *funcs) contextGet(ctx context.Context, call *Call, req []byte) (any, *g
 	if gerr := f.contextReady(ctx, call); gerr != nil {
 		return nil, gerr
 	}
-	e, err := f.deps.Context.GetContext(ctx, call.SessionID, r.Key)
+	e, err := f.deps.Context.GetContext(ctx, call.sessionID(ctx), r.Key)
 	if err != nil {
 		var fe *fault.Error
 		if errors.As(err, &fe) && (fe.Reason == fault.ReasonContextNotFound || fe.Reason == fault.ReasonContextExpired) {
@@ -75,7 +75,7 @@ func (f *funcs) contextSet(ctx context.Context, call *Call, req []byte) (any, *g
 	if gerr := f.contextReady(ctx, call); gerr != nil {
 		return nil, gerr
 	}
-	e, err := f.deps.Context.SetContext(ctx, call.SessionID, r.Key, r.Value, time.Duration(r.TTLMs)*time.Millisecond)
+	e, err := f.deps.Context.SetContext(ctx, call.sessionID(ctx), r.Key, r.Value, time.Duration(r.TTLMs)*time.Millisecond)
 	if err != nil {
 		return nil, f.storeError(ctx, call, err)
 	}
@@ -93,23 +93,25 @@ func (f *funcs) contextReady(ctx context.Context, call *Call) *guestError {
 	switch {
 	case f.deps.Context == nil:
 		return errorf(fault.GuestUnavailable, "this host has no session context store")
-	case call.SessionID == "":
+	case call.sessionID(ctx) == "":
 		return errorf(fault.GuestNoSession, "no session: the call was made without a session_id")
 	}
 	return nil
 }
 
 // resolveSession gives a call made without a session_id (an A2A task's) its
-// context's session, created on first use.
+// context's session, opened on first use.
 func (f *funcs) resolveSession(ctx context.Context, call *Call) *guestError {
-	if call.SessionID != "" || call.Session == nil {
+	if call.Session == nil || call.sessionID(ctx) != "" {
 		return nil
 	}
-	id, err := call.Session(ctx)
+	id, err := call.Session.OpenSession(ctx)
 	if err != nil {
 		return f.storeError(ctx, call, err)
 	}
-	call.SessionID = id
+	call.mu.Lock()
+	call.opened = id
+	call.mu.Unlock()
 	return nil
 }
 
@@ -127,6 +129,6 @@ func (f *funcs) storeError(ctx context.Context, call *Call, err error) *guestErr
 	case fe.Kind == fault.Timeout || fe.Kind == fault.Canceled:
 		return errorf(fault.GuestTimeout, "the call ended while waiting for the store")
 	}
-	f.deps.Logger.WarnContext(ctx, "hostfn: context store failed", f.attrs(call, "err", err)...)
+	f.deps.Logger.WarnContext(ctx, "hostfn: context store failed", f.attrs(ctx, call, "err", err)...)
 	return errorf(fault.GuestStoreError, "the session context store failed")
 }

@@ -61,6 +61,11 @@ func (t *Task) Interrupted() *Interrupt {
 	return t.ask
 }
 
+// Asked reports whether the skill ended its turn asking for something
+// (task_interrupt): plugin.Call.Turn, whose output_schema is then not
+// applied.
+func (t *Task) Asked() bool { return t.Interrupted() != nil }
+
 type interruptRequest struct {
 	State string          `json:"state"`
 	Text  string          `json:"text"`

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"github.com/skillhost/skillhost/host/fault"
 )
 
@@ -22,19 +24,49 @@ import (
 // *fault.Error of kind InvalidParams whose message and data name the field.
 //
 // Unknown members are found by walking the params alongside v's type (see
-// checkMembers), before encoding/json decodes them; nothing depends on the
-// text of encoding/json's errors.
+// checkMembers; the top-level members are those the engine's read of the
+// body kept, so that walk reads no byte again). The params are then decoded
+// once, by the strict decoder of encoding/json/v2 (go-json-experiment/json,
+// as identity.Decode): the engine has already refused repeated names, and
+// names must match exactly. Only when that decode fails is the request read
+// again with encoding/json, whose error the client gets as it always has:
+// nothing depends on the text of either package's errors.
 func (r *Request) Bind(v any) error {
 	if len(r.Params) == 0 {
 		return nil
 	}
-	if err := checkMembers(r.Params, reflect.TypeOf(v), true); err != nil {
+	if err := r.checkTop(reflect.TypeOf(v)); err != nil {
 		return err
+	}
+	if jsonv2.Unmarshal(r.Params, v, jsonv2.RejectUnknownMembers(false)) == nil {
+		return nil
 	}
 	if err := json.Unmarshal(r.Params, v); err != nil {
 		return bindError(err)
 	}
 	return nil
+}
+
+// checkTop is checkMembers on the params object, from its kept members.
+func (r *Request) checkTop(t reflect.Type) error {
+	st := t
+	for st != nil && st.Kind() == reflect.Pointer {
+		st = st.Elem()
+	}
+	if st == nil || st.Kind() != reflect.Struct || kindOf(r.Params) != '{' || decodesItself(st) {
+		return checkMembers(r.Params, t, true)
+	}
+	fields := fieldsOf(st)
+	return r.params(func(name []byte, val json.RawMessage) error {
+		if ft, ok := fields[string(name)]; ok { // no copy of name
+			return checkMembers(val, ft, false)
+		}
+		return checkMember(fields, string(name), val, true)
+	})
+}
+
+func decodesItself(t reflect.Type) bool {
+	return reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler)
 }
 
 var (
@@ -52,7 +84,15 @@ func checkMembers(raw json.RawMessage, t reflect.Type, top bool) error {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == nil || reflect.PointerTo(t).Implements(jsonUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+	if t == nil {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map, reflect.Slice, reflect.Array:
+		if decodesItself(t) {
+			return nil
+		}
+	default:
 		return nil
 	}
 	switch t.Kind() {
@@ -61,22 +101,7 @@ func checkMembers(raw json.RawMessage, t reflect.Type, top bool) error {
 			return nil
 		}
 		fields := fieldsOf(t)
-		return eachMember(raw, func(name string, val json.RawMessage) error {
-			ft, ok := fields[name]
-			switch {
-			case ok:
-				return checkMembers(val, ft, false)
-			case top && isEnvelopeKey(name):
-				return nil
-			}
-			for known := range fields {
-				if strings.EqualFold(name, known) {
-					return fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams,
-						"params: unknown field %q (member names are case-sensitive: did you mean %q?)", name, known).With("field", name)
-				}
-			}
-			return fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "params: unknown field %q", name).With("field", name)
-		})
+		return eachMember(raw, func(name string, val json.RawMessage) error { return checkMember(fields, name, val, top) })
 	case reflect.Map:
 		if kindOf(raw) != '{' {
 			return nil
@@ -97,6 +122,25 @@ func checkMembers(raw json.RawMessage, t reflect.Type, top bool) error {
 		}
 	}
 	return nil
+}
+
+// checkMember checks one member of an object decoded into a struct whose
+// fields are fields.
+func checkMember(fields map[string]reflect.Type, name string, val json.RawMessage, top bool) error {
+	ft, ok := fields[name]
+	switch {
+	case ok:
+		return checkMembers(val, ft, false)
+	case top && isEnvelopeKey(name):
+		return nil
+	}
+	for known := range fields {
+		if strings.EqualFold(name, known) {
+			return fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams,
+				"params: unknown field %q (member names are case-sensitive: did you mean %q?)", name, known).With("field", name)
+		}
+	}
+	return fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "params: unknown field %q", name).With("field", name)
 }
 
 // eachMember calls f for each member of the object raw, in order, until f

@@ -3,8 +3,13 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"unicode/utf8"
+	"io"
+	"sync"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/skillhost/skillhost/host/fault"
 )
@@ -12,59 +17,176 @@ import (
 // jsonSpace is the whitespace JSON allows between tokens.
 const jsonSpace = " \t\r\n"
 
-// splitBatch returns the raw elements of a batch body (already known to be
-// valid JSON starting with '['), refusing more than max elements without
-// decoding the rest.
+// The body is read by a strict tokenizer (jsontext, the tokenizer of Go's
+// encoding/json/v2) in one pass: it checks the syntax, refuses an object
+// naming a member twice at any depth ("a" and "\u0061" are the same name),
+// and yields the members the engine needs, the params' included, as
+// slices of the body. Invalid UTF-8 inside strings is accepted (replaced by
+// U+FFFD when a name is compared), as encoding/json accepts it.
+var (
+	// strictOpts read a request: duplicate names are errors.
+	strictOpts = jsontext.AllowInvalidUTF8(true)
+	// batchOpts split a batch: each element is then read strictly on its
+	// own, so one element naming a member twice fails only itself.
+	batchOpts = jsonv2.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+)
+
+// reader is a pooled tokenizer over one body.
+type reader struct {
+	buf bytes.Buffer
+	dec jsontext.Decoder
+}
+
+var readers = sync.Pool{New: func() any { return new(reader) }}
+
+func getReader(body []byte, opts jsontext.Options) *reader {
+	r := readers.Get().(*reader)
+	r.buf = *bytes.NewBuffer(body) // the decoder reads the buffer in place: values are slices of body
+	r.dec.Reset(&r.buf, opts)
+	return r
+}
+
+func putReader(r *reader) {
+	r.buf = bytes.Buffer{}
+	r.dec.Reset(&r.buf)
+	readers.Put(r)
+}
+
+// readValue reads the next value and returns it as a slice of body (valid
+// as long as body is), not of the decoder's buffer.
+func (r *reader) readValue(body []byte) (json.RawMessage, error) {
+	v, err := r.dec.ReadValue()
+	if err != nil {
+		return nil, err
+	}
+	end := int(r.dec.InputOffset())
+	return body[end-len(v) : end : end], nil
+}
+
+// atEOF reports whether only whitespace follows the value read.
+func (r *reader) atEOF() error {
+	if _, err := r.dec.ReadToken(); err != io.EOF {
+		if err == nil {
+			err = errors.New("data after the top-level value")
+		}
+		return err
+	}
+	return nil
+}
+
+// syntaxFault classifies a tokenizer error: a repeated member name is an
+// invalid request (the body is otherwise JSON), anything else a parse error.
+func syntaxFault(body []byte, err error) *fault.Error {
+	var se *jsontext.SyntacticError
+	if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) && json.Valid(body) {
+		dup := fmt.Errorf("duplicate member %q", se.JSONPointer.LastToken())
+		return fault.Wrap(fault.InvalidRequest, fault.ReasonInvalidRequest, dup, dup.Error())
+	}
+	return fault.Wrap(fault.Parse, fault.ReasonParse, err, "body is not valid JSON")
+}
+
+// splitBatch returns the raw elements of a batch body (starting with '['),
+// checking the whole body's syntax in the same pass and refusing more than
+// max elements without keeping the rest.
 func splitBatch(body []byte, max int) ([]json.RawMessage, *fault.Error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if _, err := dec.Token(); err != nil { // '['
-		return nil, fault.Wrap(fault.Parse, fault.ReasonParse, err, "body is not valid JSON")
+	r := getReader(body, batchOpts)
+	defer putReader(r)
+	if _, err := r.dec.ReadToken(); err != nil { // '['
+		return nil, syntaxFault(body, err)
 	}
 	var elems []json.RawMessage
-	for dec.More() {
+	over := false
+	for r.dec.PeekKind() != ']' {
 		if len(elems) == max {
-			return nil, fault.Newf(fault.InvalidRequest, fault.ReasonBatchTooLarge,
-				"batch has more than %d requests; the limit is %d", max, max)
+			over = true
+			if err := r.dec.SkipValue(); err != nil { // still checked: a parse error comes first
+				return nil, syntaxFault(body, err)
+			}
+			continue
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fault.Wrap(fault.Parse, fault.ReasonParse, err, "body is not valid JSON")
+		raw, err := r.readValue(body)
+		if err != nil {
+			return nil, syntaxFault(body, err)
 		}
 		elems = append(elems, raw)
 	}
-	if len(elems) == 0 {
+	if _, err := r.dec.ReadToken(); err != nil { // ']', or the error PeekKind saw
+		return nil, syntaxFault(body, err)
+	}
+	if err := r.atEOF(); err != nil {
+		return nil, syntaxFault(body, err)
+	}
+	switch {
+	case over:
+		return nil, fault.Newf(fault.InvalidRequest, fault.ReasonBatchTooLarge,
+			"batch has more than %d requests; the limit is %d", max, max)
+	case len(elems) == 0:
 		return nil, fault.New(fault.InvalidRequest, fault.ReasonEmptyBatch, "empty batch")
 	}
 	return elems, nil
 }
 
-// decodeRequest validates one request object. On failure it returns the id
-// to echo in the error response (nil = null): the request's id when it was
-// itself valid, else null.
+// member is one member of a params object: its name (decoded as
+// encoding/json decodes names) and its value, a slice of the body.
+type member struct {
+	name  []byte
+	value json.RawMessage
+}
+
+// decodeRequest reads one request object in a single strict pass (syntax,
+// duplicate names, the members of the request and of its params object).
+// On failure it returns the id to echo in the error response (nil = null):
+// the request's id when it was itself valid, else null.
 func decodeRequest(raw []byte) (*Request, json.RawMessage, *fault.Error) {
-	raw = bytes.Trim(raw, jsonSpace)
-	if len(raw) == 0 || raw[0] != '{' {
+	r := getReader(raw, strictOpts)
+	defer putReader(r)
+	req := &Request{}
+	var id, version, method json.RawMessage // nil: absent
+	if r.dec.PeekKind() != '{' {
+		if _, err := r.dec.ReadValue(); err != nil {
+			return nil, nil, syntaxFault(raw, err)
+		}
+		if err := r.atEOF(); err != nil {
+			return nil, nil, syntaxFault(raw, err)
+		}
 		return nil, nil, invalid("request must be a JSON object")
 	}
-	if err := checkDuplicates(raw); err != nil {
-		return nil, nil, fault.Wrap(fault.InvalidRequest, fault.ReasonInvalidRequest, err, err.Error())
+	if _, err := r.dec.ReadToken(); err != nil {
+		return nil, nil, syntaxFault(raw, err)
 	}
-	var id, version, method, params json.RawMessage // nil: absent
-	_ = objectMembers(raw, func(name string, val json.RawMessage) error {
-		switch name {
-		case "id":
-			id = val
-		case "jsonrpc":
-			version = val
-		case "method":
-			method = val
-		case "params":
-			params = val
+	for r.dec.PeekKind() == '"' {
+		lit, err := r.readValue(raw)
+		if err != nil {
+			return nil, nil, syntaxFault(raw, err)
 		}
-		return nil
-	})
+		name := nameOf(lit)
+		switch string(name) {
+		case "params":
+			if r.dec.PeekKind() == '{' {
+				err = readParams(r, raw, req)
+			} else {
+				req.Params, err = r.readValue(raw)
+			}
+		case "id":
+			id, err = r.readValue(raw)
+		case "jsonrpc":
+			version, err = r.readValue(raw)
+		case "method":
+			method, err = r.readValue(raw)
+		default:
+			err = r.dec.SkipValue()
+		}
+		if err != nil {
+			return nil, nil, syntaxFault(raw, err)
+		}
+	}
+	if _, err := r.dec.ReadToken(); err != nil { // '}', or the error PeekKind saw
+		return nil, nil, syntaxFault(raw, err)
+	}
+	if err := r.atEOF(); err != nil {
+		return nil, nil, syntaxFault(raw, err)
+	}
 
-	req := &Request{}
 	var echo json.RawMessage
 	if id != nil {
 		switch kindOf(id) {
@@ -85,13 +207,53 @@ func decodeRequest(raw []byte) (*Request, json.RawMessage, *fault.Error) {
 	if req.Method, ok = stringValue(method); !ok || req.Method == "" {
 		return nil, echo, invalid(`member "method" must be a non-empty string`)
 	}
-	if params != nil {
-		if k := kindOf(params); k != '{' && k != '[' {
+	if req.Params != nil {
+		if k := kindOf(req.Params); k != '{' && k != '[' {
 			return nil, echo, invalid(`member "params" must be an object or an array`)
 		}
-		req.Params = params
 	}
 	return req, nil, nil
+}
+
+// readParams reads a params object member by member, keeping each member
+// for the envelope reader and Bind, which then need not scan it again.
+func readParams(r *reader, body []byte, req *Request) error {
+	if _, err := r.dec.ReadToken(); err != nil { // '{'
+		return err
+	}
+	start := int(r.dec.InputOffset()) - 1
+	req.members = req.members[:0]
+	for r.dec.PeekKind() == '"' {
+		lit, err := r.readValue(body)
+		if err != nil {
+			return err
+		}
+		val, err := r.readValue(body)
+		if err != nil {
+			return err
+		}
+		req.members = append(req.members, member{name: nameOf(lit), value: val})
+	}
+	if _, err := r.dec.ReadToken(); err != nil { // '}'
+		return err
+	}
+	end := int(r.dec.InputOffset())
+	req.Params = body[start:end:end]
+	req.parsed = req.Params
+	return nil
+}
+
+// nameOf decodes a member name literal (see memberName); it allocates only
+// for a name with escapes or invalid UTF-8.
+func nameOf(lit []byte) []byte {
+	if len(lit) >= 2 && bytes.IndexByte(lit, '\\') < 0 && utf8Valid(lit) {
+		return lit[1 : len(lit)-1]
+	}
+	s, err := memberName(lit)
+	if err != nil {
+		return nil
+	}
+	return []byte(s)
 }
 
 func invalid(msg string) *fault.Error {
@@ -119,84 +281,4 @@ func kindOf(raw []byte) byte {
 func isString(raw []byte, want string) bool {
 	s, ok := stringValue(raw)
 	return ok && s == want
-}
-
-// checkDuplicates reports the first object of raw, at any depth, that
-// names a member twice ("a" and "\u0061" are the same name). Duplicate
-// names are refused because parsers disagree on which one wins, which lets a
-// request mean one thing to a proxy and another to the host. raw must be
-// valid JSON; the scan is a single pass over the bytes.
-func checkDuplicates(raw []byte) error {
-	type container struct {
-		object    bool
-		expectKey bool
-		keys      map[string]struct{}
-	}
-	var stack []container
-	for i := 0; i < len(raw); {
-		switch raw[i] {
-		case '{', '[':
-			stack = append(stack, container{object: raw[i] == '{', expectKey: raw[i] == '{'})
-			i++
-		case '}', ']':
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
-			}
-			i++
-		case ',':
-			if n := len(stack); n > 0 && stack[n-1].object {
-				stack[n-1].expectKey = true
-			}
-			i++
-		case '"':
-			end := stringEnd(raw, i)
-			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].expectKey {
-				top := &stack[n-1]
-				top.expectKey = false
-				name, err := memberName(raw[i:end])
-				if err != nil {
-					return err
-				}
-				if _, dup := top.keys[name]; dup {
-					return fmt.Errorf("duplicate member %q", name)
-				}
-				if top.keys == nil {
-					top.keys = map[string]struct{}{}
-				}
-				top.keys[name] = struct{}{}
-			}
-			i = end
-		default: // whitespace, ':', numbers, literals
-			i++
-		}
-	}
-	return nil
-}
-
-// stringEnd returns the index just past the string literal starting at
-// raw[start] (a '"').
-func stringEnd(raw []byte, start int) int {
-	for j := start + 1; j < len(raw); j++ {
-		switch raw[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(raw)
-}
-
-// memberName decodes a member name literal as encoding/json does (escapes
-// resolved, invalid UTF-8 replaced by U+FFFD, so "\x84" and "\x88" are the
-// same name), taking the fast path when the literal needs neither.
-func memberName(lit []byte) (string, error) {
-	if len(lit) >= 2 && bytes.IndexByte(lit, '\\') < 0 && utf8.Valid(lit) {
-		return string(lit[1 : len(lit)-1]), nil
-	}
-	var s string
-	if err := json.Unmarshal(lit, &s); err != nil {
-		return "", fmt.Errorf("malformed member name: %w", err)
-	}
-	return s, nil
 }

@@ -23,10 +23,27 @@ func EncodeResult(id json.RawMessage, v any) []byte {
 	return b
 }
 
+// Encoded is a result its handler has already encoded as compact JSON,
+// as encoding/json would have (HTML characters escaped): the engine writes
+// it into the response as it is, so a result is encoded once. Other
+// bindings that marshal a result get the same bytes (MarshalJSON).
+type Encoded []byte
+
+// MarshalJSON returns e (null when empty).
+func (e Encoded) MarshalJSON() ([]byte, error) {
+	if len(e) == 0 {
+		return nullID, nil
+	}
+	return e, nil
+}
+
 func encodeResult(id json.RawMessage, v any) ([]byte, error) {
-	res, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("encode result: %w", err)
+	res, ok := v.(Encoded)
+	if !ok || len(res) == 0 {
+		var err error
+		if res, err = json.Marshal(v); err != nil {
+			return nil, fmt.Errorf("encode result: %w", err)
+		}
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(res) + len(id) + 40)
@@ -66,14 +83,26 @@ func encodeFault(id json.RawMessage, env Envelope, transportRID string, fe *faul
 // else a new one.
 func ErrorMeta(ctx context.Context) fault.Meta { return meta(Envelope{}, TransportFrom(ctx).RequestID) }
 
+// RequestID is the request id of req on ctx: the envelope's request_id,
+// else the transport's ("" when neither has one). It is the one rule; the
+// host puts its answer into the call's Invocation (auth.Invoke), and error
+// data follow it too (with a fresh id when it is "").
+func RequestID(ctx context.Context, req *Request) string {
+	return requestID(req.Meta, TransportFrom(ctx).RequestID)
+}
+
+func requestID(env Envelope, transportRID string) string {
+	if env.RequestID != "" {
+		return env.RequestID
+	}
+	return transportRID
+}
+
 // meta is what an error answering a request carries of it: the request id
 // of the envelope, else of the transport (transportRID), else a new one,
 // and the envelope's session.
 func meta(env Envelope, transportRID string) fault.Meta {
-	rid := env.RequestID
-	if rid == "" {
-		rid = transportRID
-	}
+	rid := requestID(env, transportRID)
 	if rid == "" {
 		rid = NewRequestID()
 	}

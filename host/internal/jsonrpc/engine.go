@@ -208,9 +208,8 @@ func (e *Engine) Handle(ctx context.Context, body []byte) Reply {
 		return e.errorReply(ctx, nil, Envelope{}, fault.Newf(fault.InvalidRequest, fault.ReasonBodyTooLarge,
 			"request body is %d bytes; the limit is %d", len(body), e.maxBody))
 	}
-	if !json.Valid(body) {
-		return e.errorReply(ctx, nil, Envelope{}, fault.New(fault.Parse, fault.ReasonParse, "body is not valid JSON"))
-	}
+	// One strict read of the body (decodeRequest, splitBatch) checks its
+	// syntax and member names and keeps what the call needs.
 	if kindOf(body) == '[' {
 		return e.handleBatch(ctx, body)
 	}
@@ -279,7 +278,7 @@ func (e *Engine) call(ctx context.Context, req *Request, single bool) (res any, 
 		return nil, e.reject(ctx, req.Method, fault.Newf(fault.InvalidRequest, fault.ReasonStreamBatch,
 			"method %q streams its result; call it alone with an id, not in a batch or as a notification", req.Method))
 	}
-	env, envErr := readEnvelope(req.Params, e.accept)
+	env, envErr := readEnvelope(req, e.accept)
 	req.Meta = env
 	if allow := TransportFrom(ctx).Allow; ok && allow != nil && !allow(req.Method) {
 		ok = false

@@ -36,19 +36,19 @@ var version1 = regexp.MustCompile(`^1(\.[0-9]{1,9}){0,2}$`)
 // (decimal digits) are accepted, anything else is refused.
 func AcceptVersion1(v string) bool { return version1.MatchString(v) }
 
-// readEnvelope reads the envelope members of a params object. Members that
+// readEnvelope reads the envelope members of req's params object. Members that
 // are strings are always returned (so error data can name the request and
 // session even when another member is bad); the error reports the first
 // member that is not a string, or a refused version.
-func readEnvelope(params json.RawMessage, accept func(string) bool) (Envelope, *fault.Error) {
+func readEnvelope(req *Request, accept func(string) bool) (Envelope, *fault.Error) {
 	var env Envelope
-	if kindOf(params) != '{' {
+	if kindOf(req.Params) != '{' {
 		return env, nil
 	}
 	var members [len(envKeys)]json.RawMessage
-	_ = objectMembers(params, func(name string, val json.RawMessage) error {
+	_ = req.params(func(name []byte, val json.RawMessage) error {
 		for i, key := range envKeys {
-			if name == key {
+			if string(name) == key {
 				members[i] = val
 			}
 		}

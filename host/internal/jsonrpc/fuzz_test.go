@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -113,14 +114,14 @@ func FuzzDecodeRequest(f *testing.F) {
 		if out := EncodeResult(req.ID, req.Params); !json.Valid(out) {
 			t.Fatalf("response for accepted request is not JSON: %q", out)
 		}
-		_, _ = readEnvelope(req.Params, AcceptVersion1)
+		_, _ = readEnvelope(req, AcceptVersion1)
 		var v map[string]any
 		_ = req.Bind(&v)
 	})
 }
 
-// refHasDuplicates is a slow reference for checkDuplicates built on
-// json.Decoder tokens.
+// refHasDuplicates is a slow reference for the duplicate-name check of the
+// engine's strict read, built on json.Decoder tokens.
 func refHasDuplicates(raw []byte) bool {
 	type frame struct {
 		object, expectKey bool
@@ -164,8 +165,10 @@ func FuzzCheckDuplicates(f *testing.F) {
 		if !json.Valid(raw) {
 			return
 		}
-		if got, want := checkDuplicates(raw) != nil, refHasDuplicates(raw); got != want {
-			t.Fatalf("checkDuplicates(%q) found duplicates = %v, reference says %v", raw, got, want)
+		_, _, ferr := decodeRequest(raw)
+		got := ferr != nil && strings.HasPrefix(ferr.Msg, "duplicate member ")
+		if want := refHasDuplicates(raw); got != want {
+			t.Fatalf("decodeRequest(%q) found duplicates = %v (%v), reference says %v", raw, got, ferr, want)
 		}
 	})
 }

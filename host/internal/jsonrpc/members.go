@@ -3,12 +3,14 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"unicode/utf8"
 )
 
 // objectMembers calls f for each member of the JSON object raw, in order,
 // until f fails: its name decoded as encoding/json decodes member names
 // (memberName) and its value's bytes. It is one pass over bytes already
-// known to be valid JSON (the engine checks every body with json.Valid
+// known to be valid JSON (the engine's strict read of the body checks it
 // before anything reads it), without allocating per member; on anything else
 // it stops early instead of failing, as json.Unmarshal would report it. It
 // replaces decoding into a map or through json.Decoder's tokens, which cost
@@ -98,4 +100,34 @@ func stringValue(raw []byte) (s string, ok bool) {
 		return name, true
 	}
 	return "", false
+}
+
+// stringEnd returns the index just past the string literal starting at
+// raw[start] (a '"').
+func stringEnd(raw []byte, start int) int {
+	for j := start + 1; j < len(raw); j++ {
+		switch raw[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(raw)
+}
+
+func utf8Valid(b []byte) bool { return utf8.Valid(b) }
+
+// memberName decodes a member name literal as encoding/json does (escapes
+// resolved, invalid UTF-8 replaced by U+FFFD, so "\x84" and "\x88" are the
+// same name), taking the fast path when the literal needs neither.
+func memberName(lit []byte) (string, error) {
+	if len(lit) >= 2 && bytes.IndexByte(lit, '\\') < 0 && utf8.Valid(lit) {
+		return string(lit[1 : len(lit)-1]), nil
+	}
+	var s string
+	if err := json.Unmarshal(lit, &s); err != nil {
+		return "", fmt.Errorf("malformed member name: %w", err)
+	}
+	return s, nil
 }

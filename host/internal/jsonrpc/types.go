@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"context"
 	"encoding/json"
+	"unsafe"
 
 	"github.com/skillhost/skillhost/host/fault"
 )
@@ -18,6 +19,27 @@ type Request struct {
 	Params json.RawMessage
 	// Meta holds the spec-001 envelope fields read from a params object.
 	Meta Envelope
+
+	// members are the params object's members as the engine's read of the
+	// body found them (slices of it), valid while Params is the object they
+	// were read from (see params).
+	members []member
+	parsed  json.RawMessage
+}
+
+// params calls f for each member of the params object, in order, until f
+// fails: from what the engine's read of the body kept, else (Params set or
+// replaced by other code) from a scan of Params.
+func (r *Request) params(f func(name []byte, val json.RawMessage) error) error {
+	if len(r.parsed) > 0 && len(r.parsed) == len(r.Params) && unsafe.SliceData(r.parsed) == unsafe.SliceData(r.Params) {
+		for _, m := range r.members {
+			if err := f(m.name, m.value); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return objectMembers(r.Params, func(name string, val json.RawMessage) error { return f([]byte(name), val) })
 }
 
 // IsNotification reports whether the request has no id member, so no

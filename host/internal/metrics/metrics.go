@@ -22,6 +22,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,7 +46,14 @@ type Metrics struct {
 	reloads       *prometheus.CounterVec
 	store         *prometheus.HistogramVec
 	http          *prometheus.CounterVec
+	httpSeries    sync.Map // httpKey → prometheus.Counter: resolved once per route and status
 	skills        skillSet
+}
+
+// httpKey names one series of the HTTP request counter.
+type httpKey struct {
+	route  string
+	status int
 }
 
 // latencyBuckets span 100µs to ~26s (×4 each).
@@ -157,7 +165,12 @@ func (m *Metrics) Rejected(err error) { m.rejected.WithLabelValues(fault.From(er
 // HTTPRequest counts one answered HTTP request. route must be a
 // registered route (or "unmatched"), never the client's path.
 func (m *Metrics) HTTPRequest(route string, status int) {
-	m.http.WithLabelValues(route, strconv.Itoa(status)).Inc()
+	k := httpKey{route, status}
+	c, ok := m.httpSeries.Load(k)
+	if !ok { // routes are registered paths and statuses a few: the map stays small
+		c, _ = m.httpSeries.LoadOrStore(k, m.http.WithLabelValues(route, strconv.Itoa(status)))
+	}
+	c.(prometheus.Counter).Inc()
 }
 
 // PluginEvent counts a plugin load event.

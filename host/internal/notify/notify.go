@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/events"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 	"github.com/skillhost/skillhost/host/internal/plugin"
@@ -128,8 +129,11 @@ func (s *Service) Notify(ctx context.Context, n Notification) (*Result, error) {
 	if n.Target == "" {
 		return res, nil
 	}
-	cctx := hostfn.WithCall(ctx, &hostfn.Call{SessionID: n.SessionID, Plugin: n.Target, Skill: "events", RequestID: n.ID})
-	ok, err := s.agents.DeliverEvent(cctx, plugin.EventCall{Agent: n.Target, Input: body, SessionID: n.SessionID, RequestID: n.ID})
+	// the delivery runs as the notification: its session, its id
+	inv := auth.InvocationFrom(ctx)
+	inv.SessionID, inv.RequestID = n.SessionID, n.ID
+	cctx := hostfn.WithCall(auth.Invoke(ctx, inv), &hostfn.Call{Plugin: n.Target, Skill: "events"})
+	ok, err := s.agents.DeliverEvent(cctx, plugin.EventCall{Agent: n.Target, Input: body})
 	fe := fault.From(err)
 	switch {
 	case err != nil && fe.Kind == fault.AgentNotFound:

@@ -45,9 +45,11 @@ type StepCall struct {
 	// Timeout caps the run; 0 means the action's own limit.
 	Timeout time.Duration
 	// RequestID attributes the run in logs and errors: "<execution>/<step>".
+	// The runner attaches SessionID and RequestID as the run's invocation
+	// (auth.Invoke); executors read them from there.
 	RequestID string
 	// Progress receives the action's progress reports; nil drops them.
-	Progress func(hostfn.Progress)
+	Progress hostfn.ProgressSink
 }
 
 // StepOutcome is a successful run.
@@ -89,14 +91,11 @@ func NewLocalExecutor(skills Skills) *LocalExecutor {
 	return &LocalExecutor{skills: skills, slots: map[string]chan struct{}{}}
 }
 
-// RunStep runs the step's skill through the registry with the step's
-// session attached for the host functions.
+// RunStep runs the step's skill through the registry; the host functions
+// read the step's session from the invocation on ctx.
 func (e *LocalExecutor) RunStep(ctx context.Context, c StepCall) (*StepOutcome, error) {
-	ctx = hostfn.WithCall(ctx, &hostfn.Call{SessionID: c.SessionID, Skill: c.Action, RequestID: c.RequestID, Progress: c.Progress})
-	out, err := e.skills.Execute(ctx, plugin.Call{
-		SkillID: c.Action, Agent: c.Agent, Input: c.Input, Timeout: c.Timeout,
-		SessionID: c.SessionID, RequestID: c.RequestID,
-	})
+	ctx = hostfn.WithCall(ctx, &hostfn.Call{Skill: c.Action, Progress: c.Progress})
+	out, err := e.skills.Execute(ctx, plugin.Call{SkillID: c.Action, Agent: c.Agent, Input: c.Input, Timeout: c.Timeout})
 	if err != nil {
 		return nil, err
 	}

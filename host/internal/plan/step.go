@@ -175,14 +175,10 @@ func (m *Manager) attempt(ctx context.Context, j job, seq uint64) (*StepOutcome,
 	}
 	call = m.stepCall(rec, j)
 	call.Input = input
-	call.Progress = func(p hostfn.Progress) {
-		data := map[string]any{"percent": p.Percent, "message": p.Message}
-		if len(p.Data) > 0 {
-			data["data"] = p.Data
-		}
-		m.emit(ctx, rec, events.PlanStepProgress, step.ID, attempt, data)
-	}
-	out, err := m.exec.RunStep(ctx, call)
+	call.Progress = &stepProgress{m: m, ctx: ctx, rec: rec, step: step.ID, attempt: attempt}
+	// the step runs as its session under its own request id (the principal,
+	// the plan's owner, is attached by runStep)
+	out, err := m.exec.RunStep(auth.Invoke(ctx, auth.Invocation{SessionID: call.SessionID, RequestID: call.RequestID}), call)
 	if out != nil {
 		out.Ended = time.Now().UTC() // while the step's room is still held
 	}
@@ -190,6 +186,24 @@ func (m *Manager) attempt(ctx context.Context, j job, seq uint64) (*StepOutcome,
 		err = m.recs.tooLarge(len(out.Output)) // cannot fit the checkpoint: spare the encoding
 	}
 	return out, rec, attempt, err
+}
+
+// stepProgress publishes a step's progress reports as plan events.
+type stepProgress struct {
+	m       *Manager
+	ctx     context.Context
+	rec     *Record
+	step    string
+	attempt int
+}
+
+// Progress implements hostfn.ProgressSink.
+func (p *stepProgress) Progress(r hostfn.Progress) {
+	data := map[string]any{"percent": r.Percent, "message": r.Message}
+	if len(r.Data) > 0 {
+		data["data"] = r.Data
+	}
+	p.m.emit(p.ctx, p.rec, events.PlanStepProgress, p.step, p.attempt, data)
 }
 
 // stepCall describes the job's step for the executor; its timeout is the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 )
 
 // EventCall is one notification for a plugin's events export.
@@ -13,14 +14,12 @@ type EventCall struct {
 	Agent string
 	// Input is the event as JSON.
 	Input json.RawMessage
-	// SessionID and RequestID are copied into error data for attribution.
-	SessionID, RequestID string
 }
 
 // DeliverEvent runs the target plugin's events export (manifest `events:`)
 // with the event as input, in the sandbox with the plugin's limits. As for
 // Execute, the caller attaches what host functions need (hostfn.WithCall)
-// to ctx. It reports false, and no error, when the plugin declares no
+// to ctx, and the invocation on ctx attributes its errors. It reports false, and no error, when the plugin declares no
 // events export; an unknown plugin is AgentNotFound (unknown_agent). The
 // export's output is ignored; its failures are *fault.Error values as for
 // Execute.
@@ -33,11 +32,12 @@ func (r *Registry) DeliverEvent(ctx context.Context, call EventCall) (bool, erro
 	p := e.plugin
 	if _, err := e.module.Call(ctx, p.Manifest.Events.Function, call.Input); err != nil {
 		fe := fault.From(err).With("plugin", p.Manifest.Name).With("function", p.Manifest.Events.Function)
-		if call.SessionID != "" {
-			fe = fe.With("session_id", call.SessionID)
+		inv := auth.InvocationFrom(ctx)
+		if inv.SessionID != "" {
+			fe = fe.With("session_id", inv.SessionID)
 		}
-		if call.RequestID != "" {
-			fe = fe.With("request_id", call.RequestID)
+		if inv.RequestID != "" {
+			fe = fe.With("request_id", inv.RequestID)
 		}
 		return true, fe
 	}

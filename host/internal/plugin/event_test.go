@@ -6,6 +6,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 )
 
 func TestDeliverEvent(t *testing.T) {
@@ -32,7 +33,8 @@ func TestDeliverEvent(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.agent, func(t *testing.T) {
 			t.Parallel()
-			ok, err := r.DeliverEvent(context.Background(), EventCall{Agent: tt.agent, Input: []byte(`{"id":"n1","event":"e"}`), SessionID: "s", RequestID: "n1"})
+			ok, err := r.DeliverEvent(auth.Invoke(context.Background(), auth.Invocation{SessionID: "s", RequestID: "n1"}),
+				EventCall{Agent: tt.agent, Input: []byte(`{"id":"n1","event":"e"}`)})
 			if ok != tt.delivered {
 				t.Errorf("delivered %v, want %v", ok, tt.delivered)
 			}

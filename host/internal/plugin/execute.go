@@ -29,16 +29,26 @@ type Call struct {
 	// Timeout caps this call; 0 means the skill's limit. The effective
 	// deadline is the smaller of the two (the sandbox sets it).
 	Timeout time.Duration
-	// SessionID and RequestID are copied into error data for attribution.
-	SessionID, RequestID string
 	// FollowUp marks a later turn of a multi-turn A2A task: its input is
 	// the caller's answer, not the skill's input, so input_schema (which
 	// describes the task's first message) is not applied.
 	FollowUp bool
-	// Interrupted, when set, reports after the sandbox call whether the
-	// skill ended its turn asking for input (task_interrupt): it returned
-	// no output, so output_schema is not applied.
-	Interrupted func() bool
+	// InputJSON marks an Input the caller has already decoded as one JSON
+	// value (skill/execute's skill_params): a skill without an input_schema
+	// then gets it without another scan.
+	InputJSON bool
+	// Turn, when set, is the A2A task turn the call runs: once the sandbox
+	// call returned, Turn.Asked says whether the skill ended its turn
+	// asking for input (task_interrupt); it returned no output then, so
+	// output_schema is not applied.
+	Turn TaskTurn
+}
+
+// TaskTurn is a multi-turn task's turn as the registry sees it (hostfn.Task
+// implements it): a value passed down and read after the call, never a
+// function of a higher layer (TestCallsCarryNoCallbacks).
+type TaskTurn interface {
+	Asked() bool
 }
 
 // Outcome is a successful call's result.
@@ -72,7 +82,7 @@ func (r *Registry) Execute(ctx context.Context, call Call) (*Outcome, error) {
 	endSpan(res, ferr)
 	r.observe(ctx, e.plugin, sk, start, res, ferr)
 	if ferr != nil {
-		return nil, ferr
+		return nil, markReached(ferr, e.plugin, sk)
 	}
 	p := e.plugin
 	return &Outcome{
@@ -91,26 +101,26 @@ func (r *Registry) execute(ctx context.Context, e *entry, sk *Skill, call Call) 
 	// host's transports always attach one.
 	if auth.Attached(ctx) {
 		if err := auth.From(ctx).AllowSkill(p.Manifest.Name, sk.ID); err != nil {
-			return nil, annotate(fault.From(err), call, p)
+			return nil, annotate(ctx, fault.From(err), call, p)
 		}
 	}
 	// policy.skill_rates: every call of a skill passes here, whatever its
 	// way in (skill/execute, agent/call, A2A, MCP, plan steps, agent_call).
 	if err := r.takeRate(ctx, sk); err != nil {
-		return nil, annotate(fault.From(err), call, p)
+		return nil, annotate(ctx, fault.From(err), call, p)
 	}
-	input, ferr := checkInput(sk, call.Input, call.FollowUp)
+	input, ferr := checkInput(sk, call)
 	if ferr != nil {
-		return nil, annotate(ferr, call, p)
+		return nil, annotate(ctx, ferr, call, p)
 	}
 	res, err := e.module.Call(ctx, sk.Function, input, sandbox.Within(call.Timeout))
 	if err != nil {
-		return nil, annotate(fault.From(err), call, p)
+		return nil, annotate(ctx, fault.From(err), call, p)
 	}
-	if sk.output != nil && (call.Interrupted == nil || !call.Interrupted()) {
+	if sk.output != nil && (call.Turn == nil || !call.Turn.Asked()) {
 		if ferr := checkOutput(sk, res.Output); ferr != nil {
 			r.log.Warn("plugin: output does not match output_schema", "plugin", p.Manifest.Name, "skill", sk.ID, "error", ferr.Msg)
-			return nil, annotate(ferr, call, p)
+			return nil, annotate(ctx, ferr, call, p)
 		}
 	}
 	return res, nil
@@ -182,11 +192,12 @@ func truncate(s string, n int) string {
 
 // checkInput returns the bytes handed to the plugin: {} for an empty input,
 // else the input itself once it is known to be JSON matching the schema.
-func checkInput(sk *Skill, in json.RawMessage, followUp bool) ([]byte, *fault.Error) {
+func checkInput(sk *Skill, call Call) ([]byte, *fault.Error) {
+	in, followUp := call.Input, call.FollowUp
 	if len(bytes.TrimSpace(in)) == 0 {
 		in = json.RawMessage("{}")
 	}
-	if (sk.input == nil || followUp) && json.Valid(in) { // no schema: a scan, nothing decoded
+	if (sk.input == nil || followUp) && (call.InputJSON || json.Valid(in)) { // no schema: at most a scan, nothing decoded
 		return in, nil
 	}
 	doc, err := decodeJSON(in)
@@ -218,14 +229,16 @@ func checkOutput(sk *Skill, out []byte) *fault.Error {
 	return nil
 }
 
-// annotate adds attribution to an error's data.
-func annotate(fe *fault.Error, call Call, p *Plugin) *fault.Error {
+// annotate adds attribution to an error's data: the skill, the plugin, and
+// the session and request id of the call's invocation.
+func annotate(ctx context.Context, fe *fault.Error, call Call, p *Plugin) *fault.Error {
 	fe = fe.With("skill_id", call.SkillID).With("plugin", p.Manifest.Name)
-	if call.SessionID != "" {
-		fe = fe.With("session_id", call.SessionID)
+	inv := auth.InvocationFrom(ctx)
+	if inv.SessionID != "" {
+		fe = fe.With("session_id", inv.SessionID)
 	}
-	if call.RequestID != "" {
-		fe = fe.With("request_id", call.RequestID)
+	if inv.RequestID != "" {
+		fe = fe.With("request_id", inv.RequestID)
 	}
 	return fe
 }

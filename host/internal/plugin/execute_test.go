@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
 	"github.com/skillhost/skillhost/host/internal/testutil"
 )
@@ -63,7 +64,7 @@ func TestExecuteValidation(t *testing.T) {
 		{"wrong type", Call{SkillID: "echo", Input: []byte(`{"text":5}`)}, fault.InvalidParams, fault.ReasonSchema,
 			"skill echo: input does not match input_schema: at /text: got number, want string",
 			map[string]any{"pointer": "/text", "skill_id": "echo", "plugin": "exec"}},
-		{"empty input is {}", Call{SkillID: "echo", SessionID: "s1", RequestID: "r1"}, fault.InvalidParams, fault.ReasonSchema,
+		{"empty input is {}", Call{SkillID: "echo"}, fault.InvalidParams, fault.ReasonSchema,
 			"skill echo: input does not match input_schema: at (root): missing property 'text'",
 			map[string]any{"pointer": "", "skill_id": "echo", "plugin": "exec", "session_id": "s1", "request_id": "r1"}},
 		{"not json", Call{SkillID: "raw-echo", Input: []byte(`{"text":`)}, fault.InvalidParams, fault.ReasonInvalidParams,
@@ -86,11 +87,18 @@ func TestExecuteValidation(t *testing.T) {
 			map[string]any{"pointer": "", "skill_id": "typed-echo", "plugin": "exec"}},
 		{"trap", Call{SkillID: "crash"}, fault.SkillFailed, fault.ReasonTrap, "", nil},
 	}
+	// the invocation's session and request id attribute the error
+	invoked := map[string]auth.Invocation{"empty input is {}": {SessionID: "s1", RequestID: "r1"}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := r.Execute(context.Background(), tt.call)
+			_, err := r.Execute(auth.Invoke(context.Background(), invoked[tt.name]), tt.call)
 			fe := testutil.MustFault(t, err, tt.kind, tt.reason)
+			// a resolved skill's failure says so to the caller: the observer heard of it
+			p, sk, ok := Reached(err)
+			if want := fe.Data["plugin"] != nil; ok != want || (ok && (p != fe.Data["plugin"] || sk != tt.call.SkillID)) {
+				t.Errorf("Reached = %q, %q, %v; want the skill's plugin: %v", p, sk, ok, want)
+			}
 			if tt.msg != "" && fe.Msg != tt.msg {
 				t.Errorf("message\n got: %s\nwant: %s", fe.Msg, tt.msg)
 			}

@@ -79,9 +79,9 @@ func (r *Registry) Admit(ctx context.Context, skillID string) (context.Context, 
 	sk, _ := e.plugin.Skill(skillID)
 	start := time.Now()
 	if err := r.rates.Admit(auth.From(ctx), skillID); err != nil {
-		fe := annotate(fault.From(err), Call{SkillID: skillID}, e.plugin)
+		fe := annotate(ctx, fault.From(err), Call{SkillID: skillID}, e.plugin)
 		r.observe(ctx, e.plugin, sk, start, nil, fe)
-		return ctx, fe
+		return ctx, markReached(fe, e.plugin, sk)
 	}
 	return context.WithValue(ctx, admissionKey{}, &admission{skill: skillID}), nil
 }

@@ -58,7 +58,7 @@ func TestExecuteSkillRates(t *testing.T) {
 	if diff := cmp.Diff([]string{"exec/raw-echo ok", "exec/raw-echo ok", "exec/raw-echo rate_limited", "exec/typed-echo output_schema", "exec/crash trap"}, calls); diff != "" {
 		t.Errorf("observed calls (-want +got):\n%s", diff)
 	}
-	_, err := r.Execute(ctx, Call{SkillID: "raw-echo", SessionID: "s1"})
+	_, err := r.Execute(auth.Invoke(ctx, auth.Invocation{SessionID: "s1"}), Call{SkillID: "raw-echo"})
 	fe := fault.From(err)
 	for k, v := range map[string]any{"limit": "policy.skill_rates[0]", "rule": "*echo", "per": "all", "skill_id": "raw-echo", "plugin": "exec", "session_id": "s1"} {
 		if fe.Data[k] != v {

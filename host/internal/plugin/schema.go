@@ -1,7 +1,6 @@
 package plugin
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,12 +105,6 @@ func yamlToJSON(n *yaml.Node) (any, error) {
 		return v, nil
 	}
 	return nil, fmt.Errorf("line %d: unsupported YAML node", n.Line)
-}
-
-// decodeJSON decodes one JSON value the way the schema validator expects
-// (numbers as json.Number), refusing trailing data.
-func decodeJSON(b []byte) (any, error) {
-	return jsonschema.UnmarshalJSON(bytes.NewReader(b))
 }
 
 // schemaMessage renders a validation error as one line, without the

@@ -39,7 +39,7 @@ type Call struct {
 	// a peer called over A2A whose card says it streams is called with
 	// SendStreamingMessage, and its working updates are forwarded (at most
 	// hostfn.ProgressRate a second). Optional.
-	Progress func(hostfn.Progress)
+	Progress hostfn.ProgressSink
 }
 
 // Interface is the card interface a call went through.

@@ -22,7 +22,7 @@ import (
 // controls the rate: reports past hostfn.ProgressRate a second are dropped
 // (progress is best effort), so a chatty peer costs this host no more than
 // a chatty plugin.
-func (p *peer) streamA2A(ctx context.Context, client *a2aclient.Client, req *a2av1.SendMessageRequest, progress func(hostfn.Progress)) (a2av1.SendMessageResult, error) {
+func (p *peer) streamA2A(ctx context.Context, client *a2aclient.Client, req *a2av1.SendMessageRequest, progress hostfn.ProgressSink) (a2av1.SendMessageResult, error) {
 	x := &exchange{}
 	limit := rate.NewLimiter(hostfn.ProgressRate, hostfn.ProgressBurst)
 	var task *a2av1.Task
@@ -50,7 +50,7 @@ func (p *peer) streamA2A(ctx context.Context, client *a2aclient.Client, req *a2a
 			task.Status = e.Status
 			if e.Status.State == a2av1.TaskStateWorking && e.Status.Message != nil && limit.Allow() {
 				if pr, ok := progressOf(e.Status.Message); ok {
-					progress(pr)
+					progress.Progress(pr)
 				}
 			}
 		}

@@ -95,11 +95,11 @@ func TestProgressFromAHostilePeer(t *testing.T) {
 	var mu sync.Mutex
 	var got []hostfn.Progress
 	start := time.Now()
-	res, err := ps.Call(callCtx(t), remote.Call{ID: "flood", Method: "work", Progress: func(p hostfn.Progress) {
+	res, err := ps.Call(callCtx(t), remote.Call{ID: "flood", Method: "work", Progress: progressFunc(func(p hostfn.Progress) {
 		mu.Lock()
 		got = append(got, p)
 		mu.Unlock()
-	}})
+	})})
 	elapsed := time.Since(start)
 	if err != nil {
 		t.Fatalf("Call: %v", err)
@@ -126,7 +126,7 @@ func TestProgressFromAHostilePeer(t *testing.T) {
 	// GetTask: the call still answers.
 	small := peerConfig("flood-small", url)
 	small.MaxResponse = 256 << 10
-	res, err = mustPeers(t, nil, nil, small).Call(callCtx(t), remote.Call{ID: "flood-small", Method: "work", Progress: func(hostfn.Progress) {}})
+	res, err = mustPeers(t, nil, nil, small).Call(callCtx(t), remote.Call{ID: "flood-small", Method: "work", Progress: progressFunc(func(hostfn.Progress) {})})
 	if err != nil || string(res.Output) != `{"ok":true}` {
 		t.Errorf("a stream over max_response: %s, %v; want the result, polled", res.Output, err)
 	}
@@ -138,3 +138,8 @@ func TestProgressFromAHostilePeer(t *testing.T) {
 		t.Errorf("a call without progress sink streamed (%d streams, err %v)", streams(), err)
 	}
 }
+
+// progressFunc is a test's progress sink.
+type progressFunc func(hostfn.Progress)
+
+func (f progressFunc) Progress(p hostfn.Progress) { f(p) }

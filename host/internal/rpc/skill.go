@@ -30,6 +30,8 @@ type Accounting struct {
 	Instance        string `json:"instance"` // "fresh" or "reused"
 }
 
+// skillExecuteResult is skill/execute's result, as encodeExecuteResult
+// writes it.
 type skillExecuteResult struct {
 	SkillID         string     `json:"skill_id"`
 	Status          string     `json:"status"`
@@ -37,6 +39,9 @@ type skillExecuteResult struct {
 	ExecutionTimeMS int64      `json:"execution_time_ms"`
 	Accounting      Accounting `json:"accounting"`
 }
+
+// Reached names the skill the call ran (the host's access line).
+func (r skillExecuteResult) Reached() (plugin, skill string) { return r.Accounting.Plugin, r.SkillID }
 
 func (s *Service) skillExecute(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p skillExecuteParams
@@ -50,13 +55,7 @@ func (s *Service) skillExecute(ctx context.Context, req *jsonrpc.Request) (any, 
 	if err != nil {
 		return nil, err
 	}
-	return skillExecuteResult{
-		SkillID:         out.SkillID,
-		Status:          "success",
-		Output:          OutputValue(out.Output),
-		ExecutionTimeMS: out.Duration.Milliseconds(),
-		Accounting:      accounting(out),
-	}, nil
+	return encodeExecuteResult(out), nil // skillExecuteResult, encoded once
 }
 
 type agentCallParams struct {
@@ -77,6 +76,15 @@ type agentCallResult struct {
 	FallbackFrom    string      `json:"fallback_from,omitempty"`
 	Accounting      *Accounting `json:"accounting,omitempty"` // a plugin of this host answered
 	Remote          *RemoteInfo `json:"remote,omitempty"`     // a remote agent answered
+}
+
+// Reached names the skill the call ran when a plugin of this host answered
+// (the host's access line).
+func (r agentCallResult) Reached() (plugin, skill string) {
+	if r.Accounting == nil {
+		return "", ""
+	}
+	return r.Accounting.Plugin, r.Method
 }
 
 // RemoteInfo describes how a remote agent was reached (beyond spec 001).
@@ -102,8 +110,7 @@ func (s *Service) agentCall(ctx context.Context, req *jsonrpc.Request) (any, err
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.agents.Call(ctx, agents.Call{Target: p.TargetAgentID, Method: p.Method, Input: p.Params, Timeout: timeout,
-		SessionID: p.SessionID, RequestID: requestID(ctx, req)})
+	res, err := s.agents.Call(ctx, agents.Call{Target: p.TargetAgentID, Method: p.Method, Input: p.Params, Timeout: timeout})
 	if err != nil {
 		return nil, err
 	}
@@ -133,14 +140,11 @@ func (s *Service) run(ctx context.Context, req *jsonrpc.Request, sessionID, skil
 	if err != nil {
 		return nil, err
 	}
-	rid := requestID(ctx, req)
-	ctx = hostfn.WithCall(ctx, &hostfn.Call{SessionID: sessionID, Skill: skill, RequestID: rid})
-	return s.skills.Execute(ctx, plugin.Call{
-		SkillID:   skill,
-		Input:     input,
-		Timeout:   timeout,
-		SessionID: sessionID,
-		RequestID: rid,
+	// the session and request id travel in the call's invocation (the
+	// envelope's session_id is the params' session_id)
+	ctx = hostfn.WithCall(ctx, &hostfn.Call{Skill: skill})
+	return s.skills.Execute(ctx, plugin.Call{SkillID: skill, Input: input, Timeout: timeout,
+		InputJSON: true, // decoded from the params (Bind)
 	})
 }
 
@@ -155,14 +159,6 @@ func callTimeout(timeoutMS *float64) (time.Duration, error) {
 		return 0, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "timeout must be a positive number of milliseconds")
 	}
 	return time.Duration(*timeoutMS * float64(time.Millisecond)), nil
-}
-
-// requestID is the envelope's request_id, else the transport's.
-func requestID(ctx context.Context, req *jsonrpc.Request) string {
-	if req.Meta.RequestID != "" {
-		return req.Meta.RequestID
-	}
-	return jsonrpc.TransportFrom(ctx).RequestID
 }
 
 type agentNotifyParams struct {

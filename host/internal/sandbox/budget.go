@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/semaphore"
 )
@@ -102,6 +103,19 @@ func (b *budget) reserve(ctx context.Context, n uint64) bool {
 		return true
 	}
 	return false
+}
+
+// reserveWithin is reserve waiting at most d past what is free now: the
+// timer of that wait is made only when the bytes are not free at once (the
+// common case of a call on a warm instance pays for no timer).
+func (b *budget) reserveWithin(ctx context.Context, n uint64, d time.Duration) bool {
+	if n <= b.total && b.sem.TryAcquire(int64(n)) {
+		b.used.Add(int64(n))
+		return true
+	}
+	wait, stop := context.WithTimeout(ctx, d)
+	defer stop()
+	return b.reserve(wait, n)
 }
 
 // tryReserve takes n bytes if they are free now and keep more bytes would

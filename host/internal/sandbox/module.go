@@ -211,14 +211,12 @@ func (m *Module) call(ctx context.Context, function string, input []byte, timeou
 	// the runtime's budget in one reservation (two would let calls holding
 	// stack queue for instances behind calls queued for stack), waiting at
 	// most QueueWait for room.
-	wait, stopWait := context.WithTimeout(ctx, m.limits.QueueWait)
-	defer stopWait()
 	inst, fresh := m.takeIdle(), false
 	need := m.cost.Call
 	if inst == nil {
 		need += m.cost.Instance
 	}
-	if !m.rt.budget.reserve(wait, need) {
+	if !m.rt.budget.reserveWithin(ctx, need, m.limits.QueueWait) {
 		if inst != nil {
 			m.putBack(ctx, inst, true, time.Now())
 		}

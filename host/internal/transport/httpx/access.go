@@ -84,7 +84,7 @@ func (s *Server) report(c *fiber.Ctx, d time.Duration) {
 	if a.Route == "/events" && c.Method() == fiber.MethodGet {
 		a.SessionID = strings.Clone(clipHeader(c.Query("session_id")))
 	}
-	s.cfg.Access(context.WithoutCancel(c.UserContext()), a)
+	s.cfg.Access.Answered(context.WithoutCancel(c.UserContext()), a)
 }
 
 // routeOf names the route that answered c. A request refused before

@@ -11,7 +11,7 @@ import (
 
 // routeAdmin adds GET /admin/:doc and the dashboard under /ui/.
 func (s *Server) routeAdmin() {
-	if len(s.cfg.Admin) > 0 {
+	if s.cfg.Admin != nil {
 		s.app.Get("/admin/:doc", s.guard, s.adminScope, s.adminDoc)
 	}
 	if s.cfg.UI != nil {
@@ -32,12 +32,12 @@ func (s *Server) adminScope(c *fiber.Ctx) error {
 }
 
 func (s *Server) adminDoc(c *fiber.Ctx) error {
-	doc, ok := s.cfg.Admin[c.Params("doc")]
+	doc, ok := s.cfg.Admin.AdminDoc(c.UserContext(), c.Params("doc"))
 	if !ok {
 		return fiber.ErrNotFound
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	return c.JSON(doc(c.UserContext()))
+	return c.JSON(doc)
 }
 
 // uiGuard applies /rpc's rules to the dashboard's files on a host without

@@ -47,7 +47,7 @@ type Config struct {
 	// Admin serves GET /admin/<name> as JSON, one document per name, with
 	// the access rules of /rpc and the pseudo-method scope "admin".
 	// Optional. Default: none (the routes are absent).
-	Admin map[string]func(ctx context.Context) any
+	Admin AdminDocs
 	// UI serves the dashboard's static files under /ui/ (index.html at
 	// /ui/). Loopback-only hosts serve it to loopback clients; with API
 	// keys the page is public (it holds no data) and asks for a key, which
@@ -61,16 +61,13 @@ type Config struct {
 	// Access hears of every request once it is answered (access logs,
 	// metrics), those the server refused before routing them too; it runs
 	// on the request's goroutine. Optional. Default: none.
-	Access func(ctx context.Context, a Access)
+	Access AccessSink
 	// AgentMethods are the methods POST /agents/{name}/rpc serves (the A2A
 	// methods), restricted to that agent's skills. Optional. Default: none.
 	AgentMethods func(method string) bool
 	// REST serves the A2A HTTP+JSON binding under RESTPath (any HTTP
-	// method, guarded as /rpc): path is below RESTPath; the reply is status
-	// and body, or stream (its events already encoded, sent as Server-Sent
-	// Events); fe is the error body carries, for 401/429 headers. Optional.
-	// Default: nil (no such routes).
-	REST func(ctx context.Context, method, path string, query url.Values, body []byte) (status int, resp []byte, stream jsonrpc.Stream, fe *fault.Error)
+	// method, guarded as /rpc). Optional. Default: nil (no such routes).
+	REST RESTHandler
 	// MCP serves the Model Context Protocol's Streamable HTTP transport at
 	// /mcp (POST, GET for its event stream, DELETE), guarded as /rpc; the
 	// handler's context carries the principal. Optional. Default: nil (no
@@ -84,7 +81,51 @@ type Config struct {
 	// is up); while it returns an error /health answers 503 with status
 	// "unhealthy", so a load balancer routes around the host. Optional.
 	// Default: always ready.
-	Ready func() error
+	Ready Readiness
+}
+
+// The handlers the transport dispatches to besides the engine. They are
+// declared here, where they are used, and implemented below the transport
+// or by the composition root's adapters: the transport imports no method
+// package and calls no function of a higher layer.
+
+// RESTHandler serves one request of the A2A HTTP+JSON binding.
+type RESTHandler interface {
+	ServeREST(ctx context.Context, r RESTRequest) RESTReply
+}
+
+// RESTRequest is a request of the HTTP+JSON binding: Path is below
+// Config.RESTPath.
+type RESTRequest struct {
+	Method, Path string
+	Query        url.Values
+	Body         []byte
+}
+
+// RESTReply is the binding's answer: Status and Body, or Stream (its events
+// already encoded, sent as Server-Sent Events). Err is the error Body
+// carries, for the 401/429 headers.
+type RESTReply struct {
+	Status int
+	Body   []byte
+	Stream jsonrpc.Stream
+	Err    *fault.Error
+}
+
+// AdminDocs are the documents of GET /admin/<name>.
+type AdminDocs interface {
+	// AdminDoc returns the document name (ok false: there is none).
+	AdminDoc(ctx context.Context, name string) (doc any, ok bool)
+}
+
+// AccessSink hears of every answered request (Config.Access).
+type AccessSink interface {
+	Answered(ctx context.Context, a Access)
+}
+
+// Readiness reports whether the host can serve state (Config.Ready).
+type Readiness interface {
+	Ready() error
 }
 
 func (c Config) withDefaults() Config {

@@ -20,16 +20,16 @@ func (s *Server) rest(c *fiber.Ctx) error {
 	query := url.Values{}
 	c.Context().QueryArgs().VisitAll(func(k, v []byte) { query.Add(string(k), string(v)) })
 	path := strings.TrimPrefix(c.Path(), s.cfg.RESTPath)
-	status, body, stream, fe := s.cfg.REST(ctx, c.Method(), path, query, bytes.Clone(c.Body()))
-	if stream != nil {
-		return s.restStream(c, ctx, done, path, stream)
+	r := s.cfg.REST.ServeREST(ctx, RESTRequest{Method: c.Method(), Path: path, Query: query, Body: bytes.Clone(c.Body())})
+	if r.Stream != nil {
+		return s.restStream(c, ctx, done, path, r.Stream)
 	}
 	done()
-	if fe != nil {
-		s.replyStatus(c, fe) // WWW-Authenticate, Retry-After
+	if r.Err != nil {
+		s.replyStatus(c, r.Err) // WWW-Authenticate, Retry-After
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Status(status).Send(body)
+	return c.Status(r.Status).Send(r.Body)
 }
 
 func (s *Server) restStream(c *fiber.Ctx, ctx context.Context, done func(), path string, stream jsonrpc.Stream) error {

@@ -177,7 +177,7 @@ func (s *Server) bodyLimit(c *fiber.Ctx) error {
 
 func (s *Server) health(c *fiber.Ctx) error {
 	if s.cfg.Ready != nil {
-		if err := s.cfg.Ready(); err != nil {
+		if err := s.cfg.Ready.Ready(); err != nil {
 			return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{
 				"status":    "unhealthy",
 				"error":     err.Error(),
@@ -408,12 +408,11 @@ func (s *Server) transportInfo(c *fiber.Ctx) jsonrpc.TransportInfo {
 	id := ensureRequestID(c)
 	// Copy the headers: Fiber reuses its buffers once the handler returns,
 	// and handlers may keep working (streams, tasks) after that.
-	header := http.Header{}
-	c.Request().Header.VisitAll(func(k, v []byte) { header.Add(string(k), string(v)) })
+	header := copyHeaders(&c.Request().Header)
 	return jsonrpc.TransportInfo{
 		Name:       "http",
 		RequestID:  id,
-		Header:     header.Get,
+		Header:     header.get,
 		RemoteAddr: c.Context().RemoteAddr().String(),
 	}
 }

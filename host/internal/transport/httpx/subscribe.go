@@ -26,7 +26,9 @@ type EventStream interface {
 // EventSource opens subscriptions for GET /events. Errors are *fault.Error
 // values, answered with their HTTP status (fault's table) and a JSON-RPC
 // error body.
-type EventSource func(ctx context.Context, q EventQuery) (EventStream, error)
+type EventSource interface {
+	OpenEvents(ctx context.Context, q EventQuery) (EventStream, error)
+}
 
 // subscribe serves GET /events: the event stream as Server-Sent Events,
 // from the event after Last-Event-ID (or new events only), with keep-alive
@@ -38,7 +40,7 @@ func (s *Server) subscribe(c *fiber.Ctx) error {
 		q.LastEventID = c.Query("last_event_id")
 	}
 	ctx, done := s.requestContext(c)
-	st, err := s.cfg.Events(ctx, q)
+	st, err := s.cfg.Events.OpenEvents(ctx, q)
 	if err != nil {
 		done()
 		return s.sendError(c, err)
