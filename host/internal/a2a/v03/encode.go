@@ -16,6 +16,16 @@ import (
 // Task is t in the v0.3 shape.
 func Task(t *a2av1.Task) any { return a2av0.FromV1Task(t) }
 
+// TaskMetadata is the metadata of a task in the v0.3 shape (a result of
+// Task); false for any other value.
+func TaskMetadata(v any) (map[string]any, bool) {
+	t, ok := v.(*a2alegacy.Task)
+	if !ok {
+		return nil, false
+	}
+	return t.Metadata, true
+}
+
 // ListTasksResponse is r in the v0.3 shape.
 func ListTasksResponse(r *a2av1.ListTasksResponse) any { return a2av0.FromV1ListTasksResponse(r) }
 

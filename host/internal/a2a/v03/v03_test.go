@@ -115,6 +115,18 @@ func TestEncodeV03Shapes(t *testing.T) {
 	}
 }
 
+// The access line names a v0.3 send's skill from its result's metadata.
+func TestTaskMetadata(t *testing.T) {
+	t.Parallel()
+	task := &a2av1.Task{ID: "t1", Metadata: map[string]any{"skillId": "echo", "plugin": "demo"}}
+	if got, ok := v03.TaskMetadata(v03.Task(task)); !ok || got["skillId"] != "echo" || got["plugin"] != "demo" {
+		t.Errorf("TaskMetadata(v0.3 task) = %v, %v", got, ok)
+	}
+	if _, ok := v03.TaskMetadata(task); ok {
+		t.Error("TaskMetadata took a v1.0 task for a v0.3 one")
+	}
+}
+
 // The union card has the v0.3 members (url, protocolVersion,
 // preferredTransport) beside the v1.0 ones, and each security scheme in
 // both forms with the v1.0 requirements it is given.
