@@ -37,9 +37,21 @@ func (e Encoded) MarshalJSON() ([]byte, error) {
 	return e, nil
 }
 
+// EncodedJSON returns e (PreEncoded).
+func (e Encoded) EncodedJSON() []byte { return e }
+
+// PreEncoded is a result already encoded (Encoded, or a type embedding it
+// that says more about the call, such as the skill it reached).
+type PreEncoded interface {
+	EncodedJSON() []byte
+}
+
 func encodeResult(id json.RawMessage, v any) ([]byte, error) {
-	res, ok := v.(Encoded)
-	if !ok || len(res) == 0 {
+	var res []byte
+	if pe, ok := v.(PreEncoded); ok {
+		res = pe.EncodedJSON()
+	}
+	if len(res) == 0 {
 		var err error
 		if res, err = json.Marshal(v); err != nil {
 			return nil, fmt.Errorf("encode result: %w", err)

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/store"
@@ -38,14 +40,32 @@ type Mirror struct {
 	staging string // unpacking happens here, outside the registry's view
 	limit   int64  // bytes of one archive
 	log     *slog.Logger
+	// retry holds the plugins whose last unpack failed for a reason that
+	// may pass (the store did not answer, a full disk): Run tries them
+	// again every retryEvery until they unpack or change. Only the
+	// goroutine running Sync, then Run, uses it.
+	retry      map[string]*store.ObjectInfo
+	retryEvery time.Duration
 }
+
+// mirrorRetry is how often Run tries again a plugin that failed to unpack
+// for a reason that may pass.
+const mirrorRetry = 5 * time.Second
 
 // NewMirror mirrors obj into dir (created if missing) for reg.
 func NewMirror(reg *Registry, obj *store.Objects, dir string) *Mirror {
 	dir = filepath.Clean(dir)
 	return &Mirror{reg: reg, obj: obj, dir: dir, staging: dir + ".staging",
-		limit: int64(reg.policy.MaxModuleBytes) + archiveSlack, log: reg.log}
+		limit: int64(reg.policy.MaxModuleBytes) + archiveSlack, log: reg.log,
+		retry: map[string]*store.ObjectInfo{}, retryEvery: mirrorRetry}
 }
+
+// archiveError is an unpack failure of the archive itself (over the cap,
+// malformed): trying the same object again cannot help.
+type archiveError struct{ err error }
+
+func (e archiveError) Error() string { return e.err.Error() }
+func (e archiveError) Unwrap() error { return e.err }
 
 // Dir is the folder the published plugins are unpacked into.
 func (m *Mirror) Dir() string { return m.dir }
@@ -78,6 +98,8 @@ func (m *Mirror) Run(ctx context.Context) error {
 		return fmt.Errorf("published plugins: watch: %w", err)
 	}
 	defer w.Stop()
+	tick := time.NewTicker(m.retryEvery)
+	defer tick.Stop()
 	// changed: the replay of the current state applied something Sync had
 	// not (a plugin published between Sync and this watch); it is loaded
 	// once the replay ends.
@@ -86,6 +108,10 @@ func (m *Mirror) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-tick.C:
+			if !initial && m.retryFailed(ctx) {
+				m.reload(ctx)
+			}
 		case info, ok := <-w.Updates():
 			if !ok {
 				return errors.New("published plugins: watch ended")
@@ -111,6 +137,18 @@ func (m *Mirror) Run(ctx context.Context) error {
 	}
 }
 
+// retryFailed tries again the plugins of retry; it reports whether any
+// folder changed.
+func (m *Mirror) retryFailed(ctx context.Context) bool {
+	changed := false
+	for _, info := range maps.Clone(m.retry) {
+		if m.apply(ctx, info) {
+			changed = true
+		}
+	}
+	return changed
+}
+
 func (m *Mirror) reload(ctx context.Context) {
 	if ctx.Err() == nil {
 		_ = m.reg.Reload(ctx) // problems are logged and kept in the snapshot
@@ -131,6 +169,8 @@ func (m *Mirror) prepare() error {
 // folder changed.
 func (m *Mirror) apply(ctx context.Context, info *store.ObjectInfo) bool {
 	name := info.Name
+	_, retrying := m.retry[name]
+	delete(m.retry, name) // a newer state of the object replaces a pending retry
 	if !validObjectName.MatchString(name) {
 		m.log.Warn("published plugins: object with an invalid plugin name ignored", "object", truncName(name))
 		return false
@@ -150,6 +190,15 @@ func (m *Mirror) apply(ctx context.Context, info *store.ObjectInfo) bool {
 		return false
 	}
 	if err := m.unpackObject(ctx, info, dir); err != nil {
+		var ae archiveError
+		if !errors.As(err, &ae) && ctx.Err() == nil {
+			m.retry[name] = info
+			if !retrying {
+				m.log.Error("published plugins: not unpacked; the previous revision, if any, keeps serving; trying again",
+					"plugin", name, "every", m.retryEvery, "err", err)
+			}
+			return false
+		}
 		m.log.Error("published plugins: not unpacked; the previous revision, if any, keeps serving", "plugin", name, "err", err)
 		return false
 	}
@@ -161,7 +210,7 @@ func (m *Mirror) apply(ctx context.Context, info *store.ObjectInfo) bool {
 // and swaps the unpacked folder in place of dir.
 func (m *Mirror) unpackObject(ctx context.Context, info *store.ObjectInfo, dir string) error {
 	if int64(info.Size) > m.limit {
-		return fmt.Errorf("%d bytes, over the %s cap", info.Size, config.ByteSize(m.limit))
+		return archiveError{fmt.Errorf("%d bytes, over the %s cap", info.Size, config.ByteSize(m.limit))}
 	}
 	r, err := m.obj.Get(ctx, info.Name)
 	if err != nil {
@@ -173,13 +222,16 @@ func (m *Mirror) unpackObject(ctx context.Context, info *store.ObjectInfo, dir s
 		return err
 	}
 	if int64(len(data)) > m.limit {
-		return fmt.Errorf("over the %s cap", config.ByteSize(m.limit))
+		return archiveError{fmt.Errorf("over the %s cap", config.ByteSize(m.limit))}
 	}
 	var nonce [8]byte
 	_, _ = rand.Read(nonce[:]) // crypto/rand.Read never fails (Go 1.24+)
 	tmp := filepath.Join(m.staging, info.Name+"-"+hex.EncodeToString(nonce[:]))
 	if err := unpack(bytes.NewReader(data), tmp, m.limit); err != nil {
 		_ = os.RemoveAll(tmp)
+		if errors.Is(err, errArchive) {
+			return archiveError{err}
+		}
 		return err
 	}
 	if err := os.WriteFile(filepath.Join(tmp, markerFile), []byte(info.Digest), 0o644); err != nil {

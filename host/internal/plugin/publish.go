@@ -124,6 +124,9 @@ func Pack(dir string, maxModule int64) (string, []byte, error) {
 	return m.Name, buf.Bytes(), nil
 }
 
+// errArchive marks unpack's refusals of the archive itself.
+var errArchive = errors.New("archive")
+
 // unpack extracts a published plugin's archive into dir (which must not
 // exist): regular files with local names only, at most maxArchiveFiles, in
 // all at most limit bytes. Anything else is refused.
@@ -144,18 +147,18 @@ func unpack(archive io.Reader, dir string, limit int64) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("archive: %w", err)
+			return fmt.Errorf("%w: %w", errArchive, err)
 		}
 		name := path.Clean(h.Name)
 		switch {
 		case n >= maxArchiveFiles:
-			return fmt.Errorf("archive: more than %d files", maxArchiveFiles)
+			return fmt.Errorf("%w: more than %d files", errArchive, maxArchiveFiles)
 		case h.Typeflag != tar.TypeReg:
-			return fmt.Errorf("archive: %s is not a regular file", h.Name)
+			return fmt.Errorf("%w: %s is not a regular file", errArchive, h.Name)
 		case !filepath.IsLocal(filepath.FromSlash(name)) || strings.HasPrefix(name, "."):
-			return fmt.Errorf("archive: %q is not a plain relative name", h.Name)
+			return fmt.Errorf("%w: %q is not a plain relative name", errArchive, h.Name)
 		case total+h.Size > limit:
-			return fmt.Errorf("archive: over the %s cap", config.ByteSize(limit))
+			return fmt.Errorf("%w: over the %s cap", errArchive, config.ByteSize(limit))
 		}
 		total += h.Size
 		if d := path.Dir(name); d != "." {

@@ -40,8 +40,15 @@ type skillExecuteResult struct {
 	Accounting      Accounting `json:"accounting"`
 }
 
+// executeEncoded is skill/execute's result encoded once
+// (encodeExecuteResult), with the skill it reached.
+type executeEncoded struct {
+	jsonrpc.Encoded
+	plugin, skill string
+}
+
 // Reached names the skill the call ran (the host's access line).
-func (r skillExecuteResult) Reached() (plugin, skill string) { return r.Accounting.Plugin, r.SkillID }
+func (r executeEncoded) Reached() (plugin, skill string) { return r.plugin, r.skill }
 
 func (s *Service) skillExecute(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p skillExecuteParams
@@ -55,7 +62,7 @@ func (s *Service) skillExecute(ctx context.Context, req *jsonrpc.Request) (any, 
 	if err != nil {
 		return nil, err
 	}
-	return encodeExecuteResult(out), nil // skillExecuteResult, encoded once
+	return executeEncoded{encodeExecuteResult(out), out.Plugin, out.SkillID}, nil // skillExecuteResult, encoded once
 }
 
 type agentCallParams struct {
