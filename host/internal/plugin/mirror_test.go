@@ -15,13 +15,12 @@ import (
 	"github.com/skillhost/skillhost/host/internal/testutil"
 )
 
-// A plugin published after a host's Sync but before its watch starts (the
-// window of a host starting while an operator publishes) is loaded once
-// the watch has replayed the store, not only unpacked.
-func TestMirrorLoadsAPluginPublishedBeforeItsWatch(t *testing.T) {
-	t.Parallel()
+// mustMirror is a mirror of a fresh object store (on a one-node NATS) into
+// a fresh folder, for a registry under the default policy.
+func mustMirror(t *testing.T) (*Registry, *store.Objects, *Mirror) {
+	t.Helper()
 	c := natstest.Start(t, 1)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	st, err := store.Open(ctx, store.Config{URL: c.URL()})
 	if err != nil {
@@ -32,9 +31,19 @@ func TestMirrorLoadsAPluginPublishedBeforeItsWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	reg := newTestRegistry(t, config.DefaultPolicy())
+	return reg, obj, NewMirror(reg, obj, filepath.Join(t.TempDir(), "published"))
+}
+
+// A plugin published after a host's Sync but before its watch starts (the
+// window of a host starting while an operator publishes) is loaded once
+// the watch has replayed the store, not only unpacked.
+func TestMirrorLoadsAPluginPublishedBeforeItsWatch(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	reg, obj, m := mustMirror(t)
 	pol := config.DefaultPolicy()
-	reg := newTestRegistry(t, pol)
-	m := NewMirror(reg, obj, filepath.Join(t.TempDir(), "published"))
 	if err := m.Sync(ctx); err != nil {
 		t.Fatalf("Sync: %v", err)
 	}
@@ -58,21 +67,10 @@ func TestMirrorLoadsAPluginPublishedBeforeItsWatch(t *testing.T) {
 // gone — not only at the next publication or watch restart.
 func TestMirrorRetriesAFailedUnpack(t *testing.T) {
 	t.Parallel()
-	c := natstest.Start(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	st, err := store.Open(ctx, store.Config{URL: c.URL()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	obj, err := st.OpenObjects(ctx, store.ObjectsConfig{Name: "published"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	reg, obj, m := mustMirror(t)
 	pol := config.DefaultPolicy()
-	reg := newTestRegistry(t, pol)
-	m := NewMirror(reg, obj, filepath.Join(t.TempDir(), "published"))
 	logs := &testutil.LogBuffer{}
 	m.log, m.retryEvery = slog.New(slog.NewTextHandler(logs, nil)), 50*time.Millisecond
 	if err := m.Sync(ctx); err != nil {

@@ -2,7 +2,6 @@ package grpcx
 
 import (
 	"net"
-	"net/netip"
 
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/share"
@@ -36,31 +35,12 @@ func (l *countingListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		release, refusal := l.conns.Acquire(addrHolder(c.RemoteAddr()))
+		release, refusal := l.conns.Acquire(share.AddrHolder(c.RemoteAddr()))
 		if refusal == nil {
 			return &countedConn{Conn: c, release: release}, nil
 		}
 		_ = c.Close()
 	}
-}
-
-// addrHolder is the holder of a client's connections: its IP address, or
-// for IPv6 its /64 (what one client is usually given).
-func addrHolder(a net.Addr) string {
-	tcp, ok := a.(*net.TCPAddr)
-	if !ok {
-		return a.String()
-	}
-	ip, ok := netip.AddrFromSlice(tcp.IP)
-	if !ok {
-		return a.String()
-	}
-	ip = ip.Unmap()
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.String()
 }
 
 // countedConn is an accepted connection holding its unit until closed.

@@ -45,23 +45,3 @@ func TestAuthenticateWithoutKeys(t *testing.T) {
 		})
 	}
 }
-
-// TestAddrHolder: connections are counted per IPv4 address and per IPv6
-// /64.
-func TestAddrHolder(t *testing.T) {
-	t.Parallel()
-	for addr, want := range map[string]string{
-		"127.0.0.1:1":          "127.0.0.1",
-		"[::ffff:10.0.0.1]:1":  "10.0.0.1",
-		"[2001:db8::1]:1":      "2001:db8::/64",
-		"[2001:db8::ffff:1]:2": "2001:db8::/64",
-	} {
-		tcp, err := net.ResolveTCPAddr("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := addrHolder(tcp); got != want {
-			t.Errorf("addrHolder(%s) = %s, want %s", addr, got, want)
-		}
-	}
-}

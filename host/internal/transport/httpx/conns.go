@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -57,7 +56,7 @@ func (l *countingListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		holder := addrHolder(c.RemoteAddr())
+		holder := share.AddrHolder(c.RemoteAddr())
 		release, refusal := l.conns.Acquire(holder)
 		if refusal == nil {
 			return &countedConn{Conn: c, release: release}, nil
@@ -81,25 +80,6 @@ func (l *countingListener) drop(c net.Conn, fe *fault.Error) {
 			status, http.StatusText(status), len(text), text)
 	}
 	_ = c.Close()
-}
-
-// addrHolder is the holder of a client's connections: its IP address, or
-// for IPv6 its /64 (what one client is usually given).
-func addrHolder(a net.Addr) string {
-	tcp, ok := a.(*net.TCPAddr)
-	if !ok {
-		return a.String()
-	}
-	ip, ok := netip.AddrFromSlice(tcp.IP)
-	if !ok {
-		return a.String()
-	}
-	ip = ip.Unmap()
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.String()
 }
 
 // countedConn is an accepted connection holding its unit until closed.

@@ -1,8 +1,10 @@
-package httpx
+package share_test
 
 import (
 	"net"
 	"testing"
+
+	"github.com/skillhost/skillhost/host/internal/share"
 )
 
 // A client's connections are counted by its address; an IPv6 client by its
@@ -16,8 +18,8 @@ func TestAddrHolder(t *testing.T) {
 		{"2001:db8:1:2:bbbb::9", "2001:db8:1:2::/64"},
 		{"::1", "::/64"},
 	} {
-		if got := addrHolder(&net.TCPAddr{IP: net.ParseIP(tt.ip), Port: 1}); got != tt.want {
-			t.Errorf("addrHolder(%s) = %q, want %q", tt.ip, got, tt.want)
+		if got := share.AddrHolder(&net.TCPAddr{IP: net.ParseIP(tt.ip), Port: 1}); got != tt.want {
+			t.Errorf("AddrHolder(%s) = %q, want %q", tt.ip, got, tt.want)
 		}
 	}
 }
