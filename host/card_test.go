@@ -14,7 +14,7 @@ import (
 
 	"github.com/skillhost/skillhost/host"
 	"github.com/skillhost/skillhost/host/config"
-	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 )
 
 // `skillhost card` (host.Card) prints the card a host with the same
@@ -38,9 +38,9 @@ func TestCardCommandMatchesServedCard(t *testing.T) {
 	cfg.Listen = th.h.Addr().String() // the address it bound
 	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	for _, agent := range []string{"", "tools"} {
-		path := a2a.WellKnownPath
+		path := agentcard.WellKnownPath
 		if agent != "" {
-			path = a2a.AgentCardPath(agent)
+			path = agentcard.AgentCardPath(agent)
 		}
 		resp, err := hc.Get(th.URL + path)
 		if err != nil {
@@ -83,7 +83,7 @@ func TestExtendedCardNeedsKeys(t *testing.T) {
 	mustPlugin(t, dir, "tools", toolsManifest)
 	echoer := newKey(t, "echoer", "skill:echo")
 	th, _ := mustHostWith(t, dir, func(c *config.Config) { c.Auth.Keys = []config.AuthKey{echoer.Entry} })
-	_, body := th.get(t, a2a.WellKnownPath)
+	_, body := th.get(t, agentcard.WellKnownPath)
 	var served struct {
 		Capabilities struct {
 			ExtendedAgentCard bool `json:"extendedAgentCard"`
@@ -103,7 +103,7 @@ func TestExtendedCardNeedsKeys(t *testing.T) {
 	wantRefused(t, th.as(t, "", "GetExtendedAgentCard", map[string]any{}), 401, -32105, "unauthenticated")
 
 	open := mustHost(t, dir) // no keys: nothing extended to protect
-	if _, body := open.get(t, a2a.WellKnownPath); strings.Contains(string(body), "extendedAgentCard") || strings.Contains(string(body), "supportsAuthenticatedExtendedCard") {
+	if _, body := open.get(t, agentcard.WellKnownPath); strings.Contains(string(body), "extendedAgentCard") || strings.Contains(string(body), "supportsAuthenticatedExtendedCard") {
 		t.Errorf("a host without keys advertises an extended card:\n%s", body)
 	}
 	r := open.as(t, "", "GetExtendedAgentCard", map[string]any{})
@@ -123,7 +123,7 @@ func TestCardListsEveryDialectMethod(t *testing.T) {
 			served = append(served, m)
 		}
 	}
-	_, body := th.get(t, a2a.WellKnownPath)
+	_, body := th.get(t, agentcard.WellKnownPath)
 	var card struct {
 		Capabilities struct {
 			Extensions []struct {
@@ -139,13 +139,13 @@ func TestCardListsEveryDialectMethod(t *testing.T) {
 	}
 	var listed []string
 	for _, e := range card.Capabilities.Extensions {
-		if e.URI == a2a.ExtCleverAgents {
+		if e.URI == agentcard.ExtCleverAgents {
 			listed = e.Params.Methods
 		}
 	}
 	slices.Sort(served)
 	slices.Sort(listed)
 	if diff := cmp.Diff(served, listed); diff != "" {
-		t.Errorf("the card's %s methods differ from those served (-served +card):\n%s", a2a.ExtCleverAgents, diff)
+		t.Errorf("the card's %s methods differ from those served (-served +card):\n%s", agentcard.ExtCleverAgents, diff)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/skillhost/skillhost/host/config"
-	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 )
 
 // mustConfigEcho writes plugin folder dir/name running testdata/config_echo.wasm
@@ -97,7 +97,7 @@ func TestOperatorSecrets(t *testing.T) {
 	// Everything an operator or a client can read, searched for the values.
 	var seen strings.Builder
 	for _, path := range []string{"/admin/plugins", "/admin/status", "/admin/pool", "/admin/failures", "/metrics",
-		a2a.WellKnownPath, a2a.AgentCardPath("vault"), a2a.AgentCardPath("filer"), "/ui/", "/ui/app.js"} {
+		agentcard.WellKnownPath, agentcard.AgentCardPath("vault"), agentcard.AgentCardPath("filer"), "/ui/", "/ui/app.js"} {
 		resp, body := th.get(t, path)
 		if resp.StatusCode != 200 {
 			t.Errorf("GET %s: %d", path, resp.StatusCode)

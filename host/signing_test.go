@@ -8,7 +8,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/devkit"
-	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 	"github.com/skillhost/skillhost/host/internal/identity"
 )
 
@@ -53,9 +53,9 @@ func TestHostSigning(t *testing.T) {
 	if err != nil || jwks.Len() != 2 {
 		t.Fatalf("JWKS %s: %v", jwksBody, err)
 	}
-	for _, path := range []string{a2a.WellKnownPath, a2a.AgentCardPath("signed")} {
+	for _, path := range []string{agentcard.WellKnownPath, agentcard.AgentCardPath("signed")} {
 		_, card := th.get(t, path)
-		k, err := a2a.VerifyCard(card, jwks)
+		k, err := agentcard.Verify(card, jwks)
 		if err != nil {
 			t.Fatalf("%s does not verify against the served JWKS: %v", path, err)
 		}
@@ -66,11 +66,11 @@ func TestHostSigning(t *testing.T) {
 			t.Errorf("%s does not name the JWKS (jku)", path)
 		}
 	}
-	_, agent := th.get(t, a2a.AgentCardPath("signed"))
+	_, agent := th.get(t, agentcard.AgentCardPath("signed"))
 	if !strings.Contains(string(agent), `"publisher": "alice"`) || !strings.Contains(string(agent), alice.KeyID) {
 		t.Errorf("the signed plugin's card does not name its publisher:\n%s", agent)
 	}
-	if r, _ := th.get(t, a2a.AgentCardPath("plain")); r.StatusCode != 404 {
+	if r, _ := th.get(t, agentcard.AgentCardPath("plain")); r.StatusCode != 404 {
 		t.Errorf("the unsigned plugin is served (card status %d)", r.StatusCode)
 	}
 	_, doc := th.get(t, "/admin/plugins")
@@ -88,7 +88,7 @@ func TestHostWithoutIdentity(t *testing.T) {
 	if r, _ := th.get(t, identity.JWKSPath); r.StatusCode != 404 {
 		t.Errorf("GET %s without keys: %d, want 404", identity.JWKSPath, r.StatusCode)
 	}
-	if _, card := th.get(t, a2a.WellKnownPath); strings.Contains(string(card), `"signatures"`) {
+	if _, card := th.get(t, agentcard.WellKnownPath); strings.Contains(string(card), `"signatures"`) {
 		t.Error("an unsigned host serves card signatures")
 	}
 }

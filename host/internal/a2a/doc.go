@@ -1,17 +1,22 @@
-// Package a2a serves skillhost's skills over the official A2A protocol.
+// Package a2a is skillhost's A2A task service: it models the nine A2A
+// task states and their transitions (TaskState), persists tasks in NATS
+// JetStream KV with revision-checked updates (TaskStore), runs a message's
+// skill as a task (Service: blocking, streaming, multi-turn, leased to the
+// host running it), fans task events out to every stream watching a task,
+// and maps each contextId to a session (Contexts).
 //
-// It generates the Agent Card from the plugin registry's snapshot (the union
-// of the v1.0 and v0.3 card shapes, so clients of both versions read it),
-// selects interfaces from a card (SelectInterface), models the nine A2A task
-// states and their transitions (TaskState), persists tasks in NATS JetStream
-// KV with revision-checked updates (TaskStore), fans task events out to
-// every stream watching a task (broker), and registers the A2A JSON-RPC
-// methods — v1.0 names (SendMessage, …) and v0.3 names (message/send, …) —
-// on a *jsonrpc.Engine (Register). The method name decides the wire shape.
+// Service's typed methods (SendMessage, GetTask, …, ctx first, a2a-go v1.0
+// requests) are what every binding calls. Register puts them on a
+// *jsonrpc.Engine under their v1.0 names and, decoded and encoded by
+// package v03, under their v0.3 names (message/send, …); the method name
+// decides the wire shape. The other jobs live beside it:
 //
-// The same methods are served over A2A's HTTP+JSON binding (REST, through
-// the engine's Invoke), push notifications are stored and delivered by Push,
-// and Contexts maps each contextId to a session.
+//   - agentcard: the Agent Cards (building, canonical form, signing, the
+//     card service, interface selection).
+//   - push: push configs and their delivery (through host/internal/delivery).
+//   - rest: the HTTP+JSON binding, a switch from routes to v1.0 methods.
+//   - grpcbind: the gRPC binding (a2a-go's a2asrv.RequestHandler).
+//   - v03: every v0.3 shape, in and out.
 //
 // Skill routing: the skill is message.metadata.skillId (or the request's
 // metadata.skillId); when absent and exactly one skill is in scope, that

@@ -13,6 +13,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 	"github.com/skillhost/skillhost/host/internal/assemble"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/identity"
@@ -76,13 +77,13 @@ func startHostWith(t *testing.T, pluginDir string, cfg store.Config, cacheDir st
 	// Plugins compile in the background; on a loaded machine a first
 	// call could outwait its deadline (plugin_loading) behind them.
 	testutil.MustCompiled(t, reg)
-	tasks, err := a2a.OpenTaskStore(ctx, st, a2a.TaskStoreConfig{Provenance: provenance.NewSigner(signer, a2a.DefaultAgentName)})
+	tasks, err := a2a.OpenTaskStore(ctx, st, a2a.TaskStoreConfig{Provenance: provenance.NewSigner(signer, agentcard.DefaultAgentName)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
-	cards := a2a.NewCardService(a2a.CardConfig{BaseURL: base, Version: "9.9.9"}, reg.Snapshot, a2a.CardServiceOptions{Logger: quietLogger(), Signer: signer})
+	cards := agentcard.NewService(agentcard.Config{BaseURL: base, Version: "9.9.9"}, reg.Snapshot, agentcard.Options{Logger: quietLogger(), Signer: signer})
 	reg.OnChange(cards.Update)
 	sc := a2a.ServiceConfig{A2A: config.Defaults().A2A, Executor: reg, Snapshot: reg.Snapshot, Tasks: tasks, Cards: cards, Logger: quietLogger()}
 	if configure != nil {
@@ -112,7 +113,7 @@ func startHostWith(t *testing.T, pluginDir string, cfg store.Config, cacheDir st
 	return &testHost{URL: base, svc: svc, tasks: tasks, store: st, eng: eng}
 }
 
-func newTestMux(eng *jsonrpc.Engine, cards *a2a.CardService) http.Handler {
+func newTestMux(eng *jsonrpc.Engine, cards *agentcard.Service) http.Handler {
 	mux := http.NewServeMux()
 	serveCard := func(w http.ResponseWriter, body []byte, etag string, err error) {
 		if err != nil {
@@ -121,10 +122,10 @@ func newTestMux(eng *jsonrpc.Engine, cards *a2a.CardService) http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("ETag", etag)
-		w.Header().Set("Cache-Control", a2a.CardCacheControl)
+		w.Header().Set("Cache-Control", agentcard.CacheControl)
 		_, _ = w.Write(body)
 	}
-	mux.HandleFunc("GET "+a2a.WellKnownPath, func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("GET "+agentcard.WellKnownPath, func(w http.ResponseWriter, r *http.Request) {
 		body, etag, err := cards.Card(r.Context())
 		serveCard(w, body, etag, err)
 	})
@@ -132,7 +133,7 @@ func newTestMux(eng *jsonrpc.Engine, cards *a2a.CardService) http.Handler {
 		body, etag, err := cards.AgentCard(r.Context(), r.PathValue("name"))
 		serveCard(w, body, etag, err)
 	})
-	mux.HandleFunc("POST "+a2a.RPCPath, func(w http.ResponseWriter, r *http.Request) {
+	mux.HandleFunc("POST "+agentcard.RPCPath, func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
 		if err != nil {
 			return

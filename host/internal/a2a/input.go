@@ -10,6 +10,7 @@ import (
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
@@ -179,7 +180,7 @@ func checkOutputModes(cfg *a2av1.SendMessageConfig) error {
 		return nil
 	}
 	for _, m := range cfg.AcceptedOutputModes {
-		if slices.Contains(OutputModes, m) || m == "*/*" {
+		if slices.Contains(agentcard.OutputModes, m) || m == "*/*" {
 			return nil
 		}
 	}
@@ -220,4 +221,13 @@ func (s *Service) checkSizes(req *a2av1.SendMessageRequest) error {
 		}
 	}
 	return check("params.message", req.Message, int(s.cfg.MaxHistory))
+}
+
+// truncate is s cut to n bytes, marked with "…" when cut (for client
+// input quoted in errors and logs).
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 	"github.com/skillhost/skillhost/host/internal/assemble"
 	"github.com/skillhost/skillhost/host/internal/faultnet"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
@@ -76,7 +77,7 @@ func startLeaseHost(t *testing.T, plugins, cache string, o leaseOpts) *testHost 
 	}
 	srv := httptest.NewUnstartedServer(nil)
 	base := "http://" + srv.Listener.Addr().String()
-	cards := a2a.NewCardService(a2a.CardConfig{BaseURL: base, Version: "9.9.9"}, parts.Registry.Snapshot, a2a.CardServiceOptions{Logger: quietLogger()})
+	cards := agentcard.NewService(agentcard.Config{BaseURL: base, Version: "9.9.9"}, parts.Registry.Snapshot, agentcard.Options{Logger: quietLogger()})
 	svc, err := a2a.NewService(a2a.ServiceConfig{Executor: parts.Registry, Snapshot: parts.Registry.Snapshot, Tasks: tasks, Cards: cards,
 		Logger: quietLogger(), A2A: hc.A2A})
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/rest"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 	"github.com/skillhost/skillhost/host/internal/testutil"
@@ -27,15 +27,15 @@ type binding struct {
 	cancel    func(t *testing.T, id a2av1.TaskID) *a2av1.Task
 }
 
-// restBinding runs the HTTP+JSON binding's routes through a2a.REST.
-func restBinding(ctx context.Context, rest *a2a.REST) binding {
+// restBinding runs the HTTP+JSON binding's routes through rest.Binding.
+func restBinding(ctx context.Context, bind *rest.Binding) binding {
 	call := func(t *testing.T, method, path string, q url.Values, body any, out any) {
 		t.Helper()
 		var b []byte
 		if body != nil {
 			b, _ = json.Marshal(body)
 		}
-		r := rest.Serve(ctx, a2a.RESTRequest{Method: method, Path: path, Query: q, Body: b})
+		r := bind.Serve(ctx, rest.Request{Method: method, Path: path, Query: q, Body: b})
 		if r.Status != http.StatusOK {
 			t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Body)
 		}
@@ -66,7 +66,7 @@ func restBinding(ctx context.Context, rest *a2a.REST) binding {
 			return ids
 		},
 		subscribe: func(t *testing.T, id a2av1.TaskID) jsonrpc.Stream {
-			r := rest.Serve(ctx, a2a.RESTRequest{Method: http.MethodPost, Path: "/tasks/" + string(id) + ":subscribe", Query: url.Values{}})
+			r := bind.Serve(ctx, rest.Request{Method: http.MethodPost, Path: "/tasks/" + string(id) + ":subscribe", Query: url.Values{}})
 			if r.Stream == nil {
 				t.Fatalf("subscribe: %d %s", r.Status, r.Body)
 			}
@@ -165,7 +165,7 @@ func TestLongRunningTask(t *testing.T) {
 	defer cancel()
 	ctx = auth.With(ctx, auth.Local("test"))
 	ctx = jsonrpc.WithTransport(ctx, jsonrpc.TransportInfo{Name: "http", Header: http.Header{}.Get})
-	for name, b := range map[string]binding{"JSON-RPC": rpcBinding(ctx, h.eng), "HTTP+JSON": restBinding(ctx, a2a.NewREST(h.eng, quietLogger()))} {
+	for name, b := range map[string]binding{"JSON-RPC": rpcBinding(ctx, h.eng), "HTTP+JSON": restBinding(ctx, rest.New(h.eng, quietLogger()))} {
 		t.Run(name, func(t *testing.T) {
 			if quick := b.send(t, "steps", map[string]any{}); quick.Status.State != a2av1.TaskStateSubmitted {
 				t.Errorf("returnImmediately of a quick skill answered %s, want submitted (in progress, as A2A says)", quick.Status.State)

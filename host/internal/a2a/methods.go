@@ -6,11 +6,10 @@ import (
 	"slices"
 	"strings"
 
-	a2alegacy "github.com/a2aproject/a2a-go/a2a"
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 )
 
@@ -49,17 +48,17 @@ func Register(eng *jsonrpc.Engine, svc *Service) {
 		}
 		return nil
 	}
-	v1 := func(name string, h func(context.Context, json.RawMessage) (any, error)) {
+	v1 := func(name string, h handler) {
 		eng.RegisterA2A(name, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-			if err := checkVersion(ctx, Version10); err != nil {
+			if err := CheckVersion(ctx, agentcard.Version10); err != nil {
 				return nil, err
 			}
 			return h(ctx, req.Params)
 		}, opts(name)...)
 	}
-	v0 := func(name string, h func(context.Context, json.RawMessage) (any, error)) {
+	v0 := func(name string, h handler) {
 		eng.Register(name, func(ctx context.Context, req *jsonrpc.Request) (any, error) {
-			if err := checkVersion(ctx, Version03); err != nil {
+			if err := CheckVersion(ctx, agentcard.Version03); err != nil {
 				return nil, err
 			}
 			return h(ctx, req.Params)
@@ -125,92 +124,16 @@ func Register(eng *jsonrpc.Engine, svc *Service) {
 				return nil, err
 			}
 		}
-		tenant, err := tenantOf(ctx, req.Tenant)
-		if err != nil {
-			return nil, err
-		}
-		return svc.cfg.Cards.ExtendedCard(ctx, tenant)
+		return svc.GetExtendedAgentCard(ctx, &req)
 	})
 	eng.Register(VerifyMethod, svc.verify)
 
-	v0("message/send", func(ctx context.Context, p json.RawMessage) (any, error) {
-		req, err := decodeV03Send(p)
-		if err != nil {
-			return nil, err
-		}
-		t, err := svc.SendMessage(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		return a2av0.FromV1Task(t), nil
-	})
-	v0("message/stream", func(ctx context.Context, p json.RawMessage) (any, error) {
-		req, err := decodeV03Send(p)
-		if err != nil {
-			return nil, err
-		}
-		ts, err := svc.SendStreamingMessage(ctx, req)
-		return v03Stream(ts), err
-	})
-	v0("tasks/get", func(ctx context.Context, p json.RawMessage) (any, error) {
-		var q a2alegacy.TaskQueryParams
-		if err := decode(p, &q); err != nil {
-			return nil, err
-		}
-		t, err := svc.GetTask(ctx, a2av0.ToV1GetTaskRequest(&q))
-		if err != nil {
-			return nil, err
-		}
-		return a2av0.FromV1Task(t), nil
-	})
-	v0("tasks/list", func(ctx context.Context, p json.RawMessage) (any, error) {
-		var q a2alegacy.ListTasksRequest
-		if len(p) > 0 {
-			if err := decode(p, &q); err != nil {
-				return nil, err
-			}
-		}
-		if err := checkPageSize(p); err != nil {
-			return nil, err
-		}
-		resp, err := svc.ListTasks(ctx, a2av0.ToV1ListTasksRequest(&q))
-		if err != nil {
-			return nil, err
-		}
-		return a2av0.FromV1ListTasksResponse(resp), nil
-	})
-	v0("tasks/cancel", func(ctx context.Context, p json.RawMessage) (any, error) {
-		var q a2alegacy.TaskIDParams
-		if err := decode(p, &q); err != nil {
-			return nil, err
-		}
-		t, err := svc.CancelTask(ctx, a2av0.ToV1CancelTaskRequest(&q))
-		if err != nil {
-			return nil, err
-		}
-		return a2av0.FromV1Task(t), nil
-	})
-	v0("tasks/resubscribe", func(ctx context.Context, p json.RawMessage) (any, error) {
-		var q a2alegacy.TaskIDParams
-		if err := decode(p, &q); err != nil {
-			return nil, err
-		}
-		ts, err := svc.SubscribeToTask(ctx, a2av0.ToV1SubscribeToTaskRequest(&q))
-		return v03Stream(ts), err
-	})
-	v0("agent/getAuthenticatedExtendedCard", func(ctx context.Context, _ json.RawMessage) (any, error) {
-		card, err := svc.cfg.Cards.ExtendedCard(ctx, jsonrpc.TransportFrom(ctx).Agent)
-		if err != nil {
-			return nil, err
-		}
-		return LegacyCard(card), nil
-	})
-
-	registerPush(v1, v0, svc)
+	registerPush(v1, svc)
+	registerV03(v0, svc)
 }
 
-// registerPush adds the push config methods, v1.0 and v0.3 names.
-func registerPush(v1, v0 func(string, func(context.Context, json.RawMessage) (any, error)), svc *Service) {
+// registerPush adds the push config methods (v1.0 names).
+func registerPush(v1 func(string, handler), svc *Service) {
 	v1("CreateTaskPushNotificationConfig", func(ctx context.Context, p json.RawMessage) (any, error) {
 		var c a2av1.PushConfig
 		if err := decode(p, &c); err != nil {
@@ -239,62 +162,12 @@ func registerPush(v1, v0 func(string, func(context.Context, json.RawMessage) (an
 		}
 		return nil, svc.DeletePushConfig(ctx, &req)
 	})
-	v0("tasks/pushNotificationConfig/set", func(ctx context.Context, p json.RawMessage) (any, error) {
-		var c a2alegacy.TaskPushConfig
-		if err := decode(p, &c); err != nil {
-			return nil, err
-		}
-		out, err := svc.CreatePushConfig(ctx, a2av0.ToV1PushConfig(&c))
-		if err != nil {
-			return nil, err
-		}
-		return a2av0.FromV1PushConfig(out), nil
-	})
-	v0("tasks/pushNotificationConfig/get", func(ctx context.Context, p json.RawMessage) (any, error) {
-		var q a2alegacy.GetTaskPushConfigParams
-		if err := decode(p, &q); err != nil {
-			return nil, err
-		}
-		req := a2av0.ToV1GetTaskPushConfigRequest(&q)
-		if req.ID == "" { // v0.3 allows omitting the id when a task has one config
-			list, err := svc.ListPushConfigs(ctx, &a2av1.ListTaskPushConfigRequest{TaskID: req.TaskID})
-			if err != nil {
-				return nil, err
-			}
-			if len(list.Configs) > 0 {
-				req.ID = list.Configs[0].ID
-			}
-		}
-		out, err := svc.GetPushConfig(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		return a2av0.FromV1PushConfig(out), nil
-	})
-	v0("tasks/pushNotificationConfig/list", func(ctx context.Context, p json.RawMessage) (any, error) {
-		var q a2alegacy.ListTaskPushConfigParams
-		if err := decode(p, &q); err != nil {
-			return nil, err
-		}
-		out, err := svc.ListPushConfigs(ctx, a2av0.ToV1ListTaskPushConfigRequest(&q))
-		if err != nil {
-			return nil, err
-		}
-		return a2av0.FromV1PushConfigs(out.Configs), nil
-	})
-	v0("tasks/pushNotificationConfig/delete", func(ctx context.Context, p json.RawMessage) (any, error) {
-		var q a2alegacy.DeleteTaskPushConfigParams
-		if err := decode(p, &q); err != nil {
-			return nil, err
-		}
-		return nil, svc.DeletePushConfig(ctx, a2av0.ToV1DeleteTaskPushConfigRequest(&q))
-	})
 }
 
-// checkVersion applies the A2A-Version header: empty is accepted; "1.0" and
+// CheckVersion applies the A2A-Version header: empty is accepted; "1.0" and
 // "0.3" (patch suffixes allowed) must match the method's version; anything
 // else is VersionNotSupported (-32009).
-func checkVersion(ctx context.Context, method string) error {
+func CheckVersion(ctx context.Context, method string) error {
 	h := strings.TrimSpace(jsonrpc.TransportFrom(ctx).Header(VersionHeader))
 	if h == "" {
 		return nil
@@ -302,12 +175,12 @@ func checkVersion(ctx context.Context, method string) error {
 	var v string
 	switch {
 	case h == "1" || h == "1.0" || strings.HasPrefix(h, "1.0."):
-		v = Version10
+		v = agentcard.Version10
 	case h == "0.3" || strings.HasPrefix(h, "0.3."):
-		v = Version03
+		v = agentcard.Version03
 	default:
 		return fault.Newf(fault.VersionNotSupported, fault.ReasonVersion, "A2A-Version %q is not supported; use 1.0 or 0.3", truncate(h, 32)).
-			With("supported", []string{Version10, Version03})
+			With("supported", []string{agentcard.Version10, agentcard.Version03})
 	}
 	if v != method {
 		return fault.Newf(fault.VersionNotSupported, fault.ReasonVersion, "A2A-Version %s does not match this method, which is A2A %s", v, method).
@@ -338,19 +211,15 @@ func checkPageSize(p json.RawMessage) error {
 	return nil
 }
 
-func decodeV03Send(p json.RawMessage) (*a2av1.SendMessageRequest, error) {
-	var legacy a2alegacy.MessageSendParams
-	if err := decode(p, &legacy); err != nil {
+// GetExtendedAgentCard returns the extended card (agentcard.Service's
+// ExtendedCard) of the request's tenant, or of the agent its endpoint is
+// restricted to.
+func (s *Service) GetExtendedAgentCard(ctx context.Context, req *a2av1.GetExtendedAgentCardRequest) (*a2av1.AgentCard, error) {
+	tenant, err := tenantOf(ctx, req.Tenant)
+	if err != nil {
 		return nil, err
 	}
-	if legacy.Message == nil {
-		return nil, fault.New(fault.InvalidParams, fault.ReasonInvalidParams, "params.message is required")
-	}
-	req, err := a2av0.ToV1SendMessageRequest(&legacy)
-	if err != nil {
-		return nil, fault.Wrap(fault.InvalidParams, fault.ReasonInvalidParams, err, "params.message: "+truncate(err.Error(), 200))
-	}
-	return req, nil
+	return s.cfg.Cards.ExtendedCard(ctx, tenant)
 }
 
 // eventStream adapts a TaskStream to jsonrpc.Stream with a wire shape.
@@ -374,30 +243,4 @@ func v1Stream(ts *TaskStream) any {
 		return nil
 	}
 	return &eventStream{ts: ts, shape: func(ev a2av1.Event) (any, error) { return a2av1.StreamResponse{Event: ev}, nil }}
-}
-
-func v03Stream(ts *TaskStream) any {
-	if ts == nil {
-		return nil
-	}
-	return &eventStream{ts: ts, shape: func(ev a2av1.Event) (any, error) {
-		out, err := a2av0.FromV1Event(ev)
-		if err != nil {
-			return nil, fault.Wrap(fault.Internal, fault.ReasonInternal, err, "")
-		}
-		return out, nil
-	}}
-}
-
-// LegacyCard is card in the v0.3 shape, without null members (a2av0 leaves
-// an empty skill list nil).
-func LegacyCard(card *a2av1.AgentCard) *a2alegacy.AgentCard {
-	out := a2av0.FromV1AgentCard(card)
-	if out.Skills == nil {
-		out.Skills = []a2alegacy.AgentSkill{}
-	}
-	if out.AdditionalInterfaces == nil {
-		out.AdditionalInterfaces = []a2alegacy.AgentInterface{}
-	}
-	return out
 }

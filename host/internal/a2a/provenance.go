@@ -204,14 +204,3 @@ func (s *Service) verify(ctx context.Context, req *jsonrpc.Request) (any, error)
 	}
 	return VerifyResult{TaskID: truncate(id, MaxTaskIDLen), Report: s.cfg.Tasks.Verify(body)}, nil
 }
-
-// provenanceExtension declares the provenance extension of a signing host.
-func provenanceExtension(signer *identity.Signer) a2av1.AgentExtension {
-	params := map[string]any{"metadata_key": ExtProvenance, "verify_method": VerifyMethod,
-		"links": []any{provenance.KindTransition, provenance.KindArtifact, provenance.KindPeer}}
-	if signer.JKU() != "" {
-		params["jwks"] = signer.JKU()
-	}
-	return a2av1.AgentExtension{URI: ExtProvenance, Params: params,
-		Description: "every task and plan transition and artifact signed by the host key, hash-chained; in task metadata under this URI"}
-}

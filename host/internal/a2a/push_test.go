@@ -20,6 +20,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/push"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/delivery"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
@@ -34,7 +35,7 @@ import (
 // silent receiver holds its requests for the whole test.
 type pushHost struct {
 	*testHost
-	push    *a2a.Push
+	push    *push.Service
 	metrics *metrics.Metrics
 	logs    *testutil.LogBuffer
 }
@@ -44,14 +45,14 @@ func startPushHost(t *testing.T, dc delivery.Config) *pushHost {
 	h := &pushHost{metrics: metrics.New(), logs: &testutil.LogBuffer{}}
 	log := slog.New(slog.NewJSONHandler(h.logs, nil))
 	guard := hostfn.NetPolicy{AllowPrivate: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}, Timeout: 10 * time.Minute}
-	observer := metrics.NewDeliveries(h.metrics.Registry(), a2a.DeliveryKind)
+	observer := metrics.NewDeliveries(h.metrics.Registry(), push.DeliveryKind)
 	dc.Client, dc.Observer, dc.Logger = guard.Client(), observer, log
 	svc := delivery.New(dc)
 	observer.WatchPending(svc.Pending)
 	ctx, cancel := context.WithCancel(context.Background())
 	h.testHost = startHostWith(t, "testdata/plugins", store.Config{DataDir: t.TempDir()}, t.TempDir(), nil,
 		func(st *store.Store, sc *a2a.ServiceConfig) {
-			p, err := a2a.OpenPush(ctx, st, a2a.PushOptions{Delivery: svc, Net: guard, Logger: log})
+			p, err := push.Open(ctx, st, push.Options{Delivery: svc, Net: guard, Logger: log})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,7 +197,7 @@ func TestPushOnlyForTasksWithConfigs(t *testing.T) {
 	t.Parallel()
 	h := startPushHost(t, delivery.Config{})
 	h.sendAll(t, "alice", 700, func(int) *a2av1.SendMessageRequest { return echoWithPush("") })
-	if diff := cmp.Diff(a2a.PushStats{Skipped: 700}, h.push.Stats()); diff != "" {
+	if diff := cmp.Diff(push.Stats{Skipped: 700}, h.push.Stats()); diff != "" {
 		t.Errorf("after 700 tasks without configs (-want +got):\n%s", diff)
 	}
 	fast, got := pushReceiver(t)
@@ -204,7 +205,7 @@ func TestPushOnlyForTasksWithConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	receive(t, got, 2)
-	if diff := cmp.Diff(a2a.PushStats{Skipped: 700, Lookups: 1}, h.push.Stats()); diff != "" {
+	if diff := cmp.Diff(push.Stats{Skipped: 700, Lookups: 1}, h.push.Stats()); diff != "" {
 		t.Errorf("after bob's task with a config (-want +got):\n%s", diff)
 	}
 	testutil.Eventually(t, 30*time.Second, "bob's 2 deliveries counted", func() bool {

@@ -6,11 +6,12 @@ import (
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/a2a/push"
 	"github.com/skillhost/skillhost/host/internal/auth"
 )
 
 // pushOn is the service's push notifications, or PushNotSupported (-32003).
-func (s *Service) pushOn() (*Push, error) {
+func (s *Service) pushOn() (*push.Service, error) {
 	if s.cfg.Push == nil {
 		return nil, fault.New(fault.PushNotSupported, fault.ReasonPushNotSupported, "push notifications are not enabled on this host; use streaming or GetTask")
 	}
@@ -27,7 +28,7 @@ func (s *Service) CreatePushConfig(ctx context.Context, c *a2av1.PushConfig) (*a
 	if _, _, err := s.owned(ctx, c.TaskID, c.Tenant); err != nil {
 		return nil, err
 	}
-	return p.set(ctx, auth.From(ctx).Owner(), c)
+	return p.Set(ctx, auth.From(ctx).Owner(), c)
 }
 
 // GetPushConfig returns one push config of one of the caller's tasks.
@@ -62,15 +63,7 @@ func (s *Service) DeletePushConfig(ctx context.Context, req *a2av1.DeleteTaskPus
 	if _, _, err := s.owned(ctx, req.TaskID, req.Tenant); err != nil {
 		return err
 	}
-	return p.change(ctx, auth.From(ctx).Owner(), req.TaskID, func(r *pushRecord) error {
-		for i, c := range r.Configs {
-			if c.ID == req.ID {
-				r.Configs = append(r.Configs[:i], r.Configs[i+1:]...)
-				break
-			}
-		}
-		return nil
-	})
+	return p.Delete(ctx, auth.From(ctx).Owner(), req.TaskID, req.ID)
 }
 
 func (s *Service) pushConfigs(ctx context.Context, task a2av1.TaskID, tenant string) ([]*a2av1.PushConfig, error) {
@@ -81,20 +74,13 @@ func (s *Service) pushConfigs(ctx context.Context, task a2av1.TaskID, tenant str
 	if _, _, err := s.owned(ctx, task, tenant); err != nil {
 		return nil, err
 	}
-	rec, _, err := p.read(ctx, auth.From(ctx).Owner(), task)
-	if err != nil {
-		return nil, err
-	}
-	if rec.Configs == nil {
-		rec.Configs = []*a2av1.PushConfig{}
-	}
-	return rec.Configs, nil
+	return p.List(ctx, auth.From(ctx).Owner(), task)
 }
 
 // notifyPush queues a task's updates (nil ones skipped) for its push
 // configs; nothing happens for a task without configs.
 func (s *Service) notifyPush(ctx context.Context, owner string, id a2av1.TaskID, events ...a2av1.Event) {
 	if s.cfg.Push != nil {
-		s.cfg.Push.notify(ctx, owner, id, events...)
+		s.cfg.Push.Notify(ctx, owner, id, events...)
 	}
 }

@@ -1,8 +1,9 @@
 package a2a
 
 import (
-	a2alegacy "github.com/a2aproject/a2a-go/a2a"
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/skillhost/skillhost/host/internal/a2a/v03"
 )
 
 // Reached names the skill a blocking send ran, read from the result its
@@ -21,9 +22,9 @@ func Reached(method string, result any) (plugin, skill string) {
 		if method == "SendMessage" {
 			meta = r.Metadata
 		}
-	case *a2alegacy.Task: // message/send
+	default: // message/send: a v0.3 task (v03.Task)
 		if method == "message/send" {
-			meta = r.Metadata
+			meta, _ = v03.TaskMetadata(result)
 		}
 	}
 	plugin, _ = meta["plugin"].(string)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
+	"github.com/skillhost/skillhost/host/internal/a2a/push"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/share"
@@ -50,7 +52,7 @@ type ServiceConfig struct {
 	Executor   Executor
 	Snapshot   func() *plugin.Snapshot
 	Tasks      *TaskStore
-	Cards      *CardService
+	Cards      *agentcard.Service
 	Logger     *slog.Logger
 	MaxRunning int // tasks executing at once; default DefaultMaxRunning
 	// Guard caps the tasks of one API key running at once. Optional.
@@ -58,7 +60,7 @@ type ServiceConfig struct {
 	Guard *auth.Guard
 	// Push stores push configs and delivers task updates. Optional.
 	// Default: nil (push methods answer -32003).
-	Push *Push
+	Push *push.Service
 	// Contexts maps each contextId to a session the skill runs in.
 	// Optional. Default: nil (skills called through A2A get no session).
 	Contexts *Contexts
@@ -163,7 +165,7 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 			return nil, nil, nil, err
 		}
 		c := *req.Config.PushConfig
-		if err := p.check(&c); err != nil {
+		if err := p.Check(&c); err != nil {
 			return nil, nil, nil, err
 		}
 		pushCfg = &c
@@ -235,7 +237,7 @@ func (s *Service) start(ctx context.Context, req *a2av1.SendMessageRequest, sub,
 
 	if pushCfg != nil { // before execution: the config sees every update
 		pushCfg.TaskID = task.ID
-		if _, err := s.cfg.Push.set(ctx, rec.Owner, pushCfg); err != nil {
+		if _, err := s.cfg.Push.Set(ctx, rec.Owner, pushCfg); err != nil {
 			// Refused (push_limit, bad URL, store) as CreatePushConfig
 			// would be: the client must not believe it will be notified.
 			s.finish(task.ID, r)

@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/rest"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 )
@@ -74,8 +74,8 @@ func TestSubscribeErrorIsAnEvent(t *testing.T) {
 	}
 	reply.Done()
 
-	rest := a2a.NewREST(h.eng, quietLogger())
-	r := rest.Serve(ctx, a2a.RESTRequest{Method: http.MethodPost, Path: "/tasks/no-such-task:subscribe", Query: url.Values{}})
+	bind := rest.New(h.eng, quietLogger())
+	r := bind.Serve(ctx, rest.Request{Method: http.MethodPost, Path: "/tasks/no-such-task:subscribe", Query: url.Values{}})
 	if r.Stream == nil || r.Status != http.StatusOK {
 		t.Fatalf("REST subscribe of an unknown task: status %d, stream %v, body %s; want 200 and a stream", r.Status, r.Stream != nil, r.Body)
 	}

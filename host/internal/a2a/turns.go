@@ -173,7 +173,7 @@ func (s *Service) continueTask(ctx context.Context, req *a2av1.SendMessageReques
 	}
 	if pushCfg != nil {
 		pushCfg.TaskID = id
-		if _, err := s.cfg.Push.set(ctx, rec.Owner, pushCfg); err != nil {
+		if _, err := s.cfg.Push.Set(ctx, rec.Owner, pushCfg); err != nil {
 			return fail(subscr, err)
 		}
 	}

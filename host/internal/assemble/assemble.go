@@ -34,6 +34,8 @@ import (
 
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
+	"github.com/skillhost/skillhost/host/internal/a2a/rest"
 	"github.com/skillhost/skillhost/host/internal/admin"
 	"github.com/skillhost/skillhost/host/internal/agents"
 	"github.com/skillhost/skillhost/host/internal/auth"
@@ -137,9 +139,9 @@ type Root struct {
 	engine        *jsonrpc.Engine
 	events        *events.Bus
 	delivery      *delivery.Service // push notifications and plan webhooks
-	cards         *a2a.CardService
+	cards         *agentcard.Service
 	tasks         *a2a.Service
-	rest          *a2a.REST
+	rest          *rest.Binding
 	mcp           *mcp.Server
 	http          *httpx.Server
 	grpc          *grpcBinding // nil without grpc.listen (grpc.go)

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/skillhost/skillhost/host/config"
-	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 	"github.com/skillhost/skillhost/host/internal/identity"
 )
 
@@ -34,7 +34,7 @@ func publicBase(cfg config.Config, addr net.Addr) string {
 // protect, so no extended card is advertised, as A2A v1.0 §13.3 asks.
 func (h *Root) provisionCards(context.Context) error {
 	keys := h.keys.Len() > 0
-	h.cards = a2a.NewCardService(a2a.CardConfig{
+	h.cards = agentcard.NewService(agentcard.Config{
 		BaseURL:    h.publicURL(),
 		Version:    h.version,
 		Stdio:      h.cfg.Stdio,
@@ -42,7 +42,7 @@ func (h *Root) provisionCards(context.Context) error {
 		APIKeyAuth: keys,
 		BearerAuth: keys,
 		Push:       true,
-	}, h.Registry.Snapshot, a2a.CardServiceOptions{Logger: h.log, Signer: h.signer, ExtendedCard: keys})
+	}, h.Registry.Snapshot, agentcard.Options{Logger: h.log, Signer: h.signer, ExtendedCard: keys})
 	h.Registry.OnChange(h.cards.Update)
 	return nil
 }

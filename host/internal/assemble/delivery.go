@@ -3,7 +3,7 @@ package assemble
 import (
 	"context"
 
-	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/push"
 	"github.com/skillhost/skillhost/host/internal/delivery"
 	"github.com/skillhost/skillhost/host/internal/metrics"
 	"github.com/skillhost/skillhost/host/internal/plan"
@@ -17,11 +17,11 @@ import (
 func (h *Root) provisionDelivery(context.Context) error {
 	guard := h.Net // net.allow_private; each request bounds its own attempt
 	guard.Timeout = max(guard.Timeout, h.cfg.A2A.Push.Timeout)
-	observer := metrics.NewDeliveries(h.metrics.Registry(), a2a.DeliveryKind, plan.DeliveryKind)
+	observer := metrics.NewDeliveries(h.metrics.Registry(), push.DeliveryKind, plan.DeliveryKind)
 	h.delivery = delivery.New(delivery.Config{
 		Delivery:    h.cfg.Delivery,
 		Client:      guard.Client(),
-		KindPending: map[string]int{a2a.DeliveryKind: h.cfg.A2A.Push.MaxPending},
+		KindPending: map[string]int{push.DeliveryKind: h.cfg.A2A.Push.MaxPending},
 		Observer:    observer,
 		Logger:      h.log,
 	})

@@ -10,7 +10,7 @@ import (
 	"syscall"
 
 	"github.com/skillhost/skillhost/host/config"
-	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/grpcbind"
 	"github.com/skillhost/skillhost/host/internal/share"
 	"github.com/skillhost/skillhost/host/internal/transport/grpcx"
 )
@@ -68,10 +68,10 @@ func (h *Root) provisionGRPC(context.Context) error {
 	if h.grpc == nil {
 		return nil
 	}
-	handler := a2a.NewGRPCHandler(h.engine, h.tasks, h.log)
+	handler := grpcbind.New(h.engine, h.tasks, h.log)
 	c := h.cfg
 	h.grpc.srv = grpcx.New(grpcx.Config{
-		GRPC: c.GRPC, Auth: h.authn, Errors: handler.GRPCStatus, TLS: h.tlsCfg, MaxMessageBytes: int(c.RPC.MaxBody),
+		GRPC: c.GRPC, Auth: h.authn, Errors: handler.Status, TLS: h.tlsCfg, MaxMessageBytes: int(c.RPC.MaxBody),
 		MaxStreamDuration: c.HTTP.WriteTimeout, HandshakeTimeout: c.HTTP.ReadTimeout, IdleTimeout: c.HTTP.IdleTimeout,
 		Logger: h.log,
 	}, handler)

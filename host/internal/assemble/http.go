@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 	"github.com/skillhost/skillhost/host/internal/dashboard"
 	"github.com/skillhost/skillhost/host/internal/events"
 	"github.com/skillhost/skillhost/host/internal/transport/httpx"
@@ -20,7 +21,7 @@ func (h *Root) provisionHTTP(context.Context) error {
 			HTTP: h.cfg.HTTP, Version: h.version, Auth: h.authn, TLS: h.tlsCfg, PublicURL: h.publicURL(),
 			Events: eventSource{events.Source{Bus: h.events, Sessions: h.Store}}, Logger: h.log, Ready: rootReadiness{h},
 			Admin: h.adminDocs(), UI: dashboard.Assets, JWKS: h.jwks(), Access: httpAccessLog{metrics: h.metrics, log: h.log, on: h.cfg.Log.Access},
-			AgentMethods: a2a.IsMethod, RESTPath: a2a.RESTPath, REST: restBinding{h.rest}, MCP: h.mcp.Handler(),
+			AgentMethods: a2a.IsMethod, RESTPath: agentcard.RESTPath, REST: restBinding{h.rest}, MCP: h.mcp.Handler(),
 		}, h.engine, h.cards, h.metrics.Handler())
 		h.onClose("http", func(ctx context.Context) error {
 			if h.served.Load() { // Serve's shutdown ended it

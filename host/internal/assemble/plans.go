@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 	"github.com/skillhost/skillhost/host/internal/agents"
 	"github.com/skillhost/skillhost/host/internal/plan"
 	"github.com/skillhost/skillhost/host/internal/provenance"
@@ -19,7 +19,7 @@ func (h *Root) provisionPlans(ctx context.Context) error {
 	hooks := plan.NewWebhooks(plan.WebhookConfig{Delivery: h.delivery, Plans: h.cfg.Plans, Net: h.Net})
 	steps := agents.StepExecutor{Local: plan.NewLocalExecutor(h.Registry), Router: h.Router, Provenance: h.signer != nil}
 	m, err := plan.Open(ctx, plan.Deps{Store: h.Store, Skills: h.Registry, Executor: steps, Sessions: h.Store, Events: h.events, Webhooks: hooks, Logger: h.log,
-		Provenance: provenance.NewSigner(h.signer, a2a.DefaultAgentName),
+		Provenance: provenance.NewSigner(h.signer, agentcard.DefaultAgentName),
 		Snapshot:   h.Registry.Snapshot, Principals: h.keys.PrincipalOf},
 		h.cfg.Plans)
 	if err != nil {

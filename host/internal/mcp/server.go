@@ -14,6 +14,7 @@ import (
 	"github.com/skillhost/skillhost/host/config"
 	"github.com/skillhost/skillhost/host/fault"
 	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/share"
@@ -146,7 +147,7 @@ func (s *Server) Update(snap *plugin.Snapshot) {
 // (an object schema; a skill without one takes any object). A skill whose
 // input schema is not an object cannot be a tool.
 func Tool(p *plugin.Plugin, sk *plugin.Skill) (*sdk.Tool, error) {
-	card := a2a.CardSkill(p, sk)
+	card := agentcard.Skill(p, sk)
 	schema := map[string]any{}
 	if len(sk.InputSchema) > 0 {
 		if err := json.Unmarshal(sk.InputSchema, &schema); err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/skillhost/skillhost/host/fault"
-	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 	"github.com/skillhost/skillhost/host/internal/hostfn"
 )
 
@@ -203,9 +203,9 @@ func (p *peer) attempt(ctx context.Context, c Call) (a *answer, err error) {
 func signingOf(card *a2av1.AgentCard) (jwks string, provenance bool) {
 	for _, e := range card.Capabilities.Extensions {
 		switch e.URI {
-		case a2a.ExtIdentity:
+		case agentcard.ExtIdentity:
 			jwks, _ = e.Params["jwks"].(string)
-		case a2a.ExtProvenance:
+		case agentcard.ExtProvenance:
 			provenance = true
 		}
 	}
@@ -260,13 +260,13 @@ func (p *peer) choose(card *a2av1.AgentCard) (iface *a2av1.AgentInterface, ext b
 		c.ProtocolVersion = a2av1.ProtocolVersion(majorMinor(string(in.ProtocolVersion)))
 		reachable.SupportedInterfaces = append(reachable.SupportedInterfaces, &c)
 	}
-	for _, v := range []string{a2a.Version10, a2a.Version03} {
-		if iface = a2a.SelectInterface(reachable, string(a2av1.TransportProtocolJSONRPC), v); iface != nil {
+	for _, v := range []string{agentcard.Version10, agentcard.Version03} {
+		if iface = agentcard.SelectInterface(reachable, string(a2av1.TransportProtocolJSONRPC), v); iface != nil {
 			break
 		}
 	}
 	for _, e := range card.Capabilities.Extensions {
-		ext = ext || e.URI == a2a.ExtCleverAgents
+		ext = ext || e.URI == agentcard.ExtCleverAgents
 	}
 	return iface, ext
 }

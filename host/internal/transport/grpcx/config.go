@@ -29,7 +29,7 @@ type Config struct {
 	// local principal LoopbackPrincipal.
 	Auth *auth.Authenticator
 	// Errors turns an error (a refused call) into the gRPC status sent
-	// (a2a's GRPCHandler.GRPCStatus: host/fault's table). Optional.
+	// (grpcbind's Handler.Status: host/fault's table). Optional.
 	// Default: a status with the error's kind's code and no details.
 	Errors func(ctx context.Context, err error) error
 	// TLS, when set, serves gRPC over TLS with it (the HTTP listener's

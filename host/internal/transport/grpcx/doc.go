@@ -5,7 +5,7 @@
 // connections, authenticates every call as the HTTP transport does, attaches
 // the principal and the transport info, and bounds messages and streams.
 //
-//	srv := grpcx.New(grpcx.Config{GRPC: cfg.GRPC, Auth: authn, Errors: handler.GRPCStatus}, handler) // the grpc.* section
+//	srv := grpcx.New(grpcx.Config{GRPC: cfg.GRPC, Auth: authn, Errors: handler.Status}, handler) // the grpc.* section
 //	ln, _ := net.Listen("tcp", "127.0.0.1:9090")
 //	go srv.Serve(ln)
 //	defer srv.Shutdown(ctx)

@@ -1,11 +1,11 @@
-package a2a_test
+package agentcard_test
 
 import (
 	"testing"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 
-	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 )
 
 // The fixture of spec 000: JSON-RPC and HTTP+JSON endpoints, both 1.0.
@@ -29,7 +29,7 @@ func TestSelectInterface(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := a2a.SelectInterface(echoCard(), tt.binding, tt.version)
+			got := agentcard.SelectInterface(echoCard(), tt.binding, tt.version)
 			gotURL := ""
 			if got != nil {
 				gotURL = got.URL
@@ -39,17 +39,17 @@ func TestSelectInterface(t *testing.T) {
 			}
 		})
 	}
-	if a2a.SelectInterface(nil, "JSONRPC", "1.0") != nil {
+	if agentcard.SelectInterface(nil, "JSONRPC", "1.0") != nil {
 		t.Error("nil card selected an interface")
 	}
 }
 
 func TestSelectInterfacePrefersCardOrder(t *testing.T) {
 	t.Parallel()
-	card := echoCard()
-	card.SupportedInterfaces = append(card.SupportedInterfaces,
+	c := echoCard()
+	c.SupportedInterfaces = append(c.SupportedInterfaces,
 		&a2av1.AgentInterface{URL: "https://backup.example/a2a", ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"})
-	if got := a2a.SelectInterface(card, "JSONRPC", "1.0"); got.URL != "https://echo.example/a2a" {
+	if got := agentcard.SelectInterface(c, "JSONRPC", "1.0"); got.URL != "https://echo.example/a2a" {
 		t.Errorf("got %q, want the first matching interface", got.URL)
 	}
 }

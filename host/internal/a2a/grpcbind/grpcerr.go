@@ -1,4 +1,4 @@
-package a2a
+package grpcbind
 
 import (
 	"context"
@@ -12,17 +12,17 @@ import (
 	"github.com/skillhost/skillhost/host/internal/jsonrpc"
 )
 
-// GRPCStatus is err as the gRPC binding answers it: the google.rpc.Status
+// Status is err as the gRPC binding answers it: the google.rpc.Status
 // the HTTP+JSON binding sends (fault's Error.MarshalStatus) as a gRPC
 // status — the code named by Error.GRPCStatus (host/fault's table), the
 // message, and the one ErrorInfo (Error.Info: the kind's A2A reason in the
 // A2A domain, skillhost's reason, request id and timestamp in the
 // metadata). a2a-go's clients map the code and ErrorInfo reason back to the
 // protocol's errors (NOT_FOUND with TASK_NOT_FOUND is a2a.ErrTaskNotFound).
-func (h *GRPCHandler) GRPCStatus(ctx context.Context, err error) error {
+func (h *Handler) Status(ctx context.Context, err error) error {
 	fe, hidden := fault.Safe(err)
 	if hidden {
-		h.errs.log.ErrorContext(ctx, "a2a grpc: internal error", "err", err)
+		h.log.ErrorContext(ctx, "a2a grpc: internal error", "err", err)
 	}
 	st := status.New(grpcCode(fe.GRPCStatus()), fe.Message())
 	info := fe.Info(jsonrpc.ErrorMeta(ctx))

@@ -1,4 +1,4 @@
-package a2a
+package agentcard
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 //go:embed schema/a2a-v1.0.schema.json
 var schemaJSON []byte
 
-// CanonicalCard returns the signing payload of an Agent Card (spec §8.4.1)
+// Canonical returns the signing payload of an Agent Card (spec §8.4.1)
 // exactly as the official SDKs compute it (@a2a-js/sdk canonicalizeAgentCard,
 // a2a-python canonicalize_agent_card): the card is read as the v1.0
 // AgentCard message (members outside the v1.0 schema — the v0.3 keys of a
@@ -29,7 +29,7 @@ var schemaJSON []byte
 // the field is optional (proto3 presence), `signatures` is removed, then
 // empty strings, arrays and objects and nulls are removed recursively, and
 // the result is serialized by JCS (RFC 8785).
-func CanonicalCard(card []byte) ([]byte, error) {
+func Canonical(card []byte) ([]byte, error) {
 	s, err := loadCardSchema()
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package a2a_test
+package agentcard_test
 
 import (
 	"bytes"
@@ -20,7 +20,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/skillhost/skillhost/host/fault"
-	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
+	"github.com/skillhost/skillhost/host/internal/a2a/v03"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 	"github.com/skillhost/skillhost/host/internal/sandbox"
@@ -123,23 +124,23 @@ func TestCardIsValidAndTruthful(t *testing.T) {
 	snap := &plugin.Snapshot{Revision: 1, Plugins: []*plugin.Plugin{testPlugin("text-tools", "1.2.0", "uppercase", "reverse"), testPlugin("math", "0.1.0", "add")}}
 	tests := []struct {
 		name       string
-		cfg        a2a.CardConfig
+		cfg        agentcard.Config
 		wantIfaces []string
 		wantAuth   []string
 	}{
-		{"http only", a2a.CardConfig{BaseURL: "http://127.0.0.1:8080/", Version: "1.4.0"},
+		{"http only", agentcard.Config{BaseURL: "http://127.0.0.1:8080/", Version: "1.4.0"},
 			[]string{"JSONRPC 1.0 http://127.0.0.1:8080/rpc", "HTTP+JSON 1.0 http://127.0.0.1:8080/a2a", "JSONRPC 0.3 http://127.0.0.1:8080/rpc"}, nil},
-		{"hybrid with auth", a2a.CardConfig{BaseURL: "https://agents.example", Version: "1.4.0", Stdio: true, APIKeyAuth: true, BearerAuth: true},
-			[]string{"JSONRPC 1.0 https://agents.example/rpc", "HTTP+JSON 1.0 https://agents.example/a2a", "JSONRPC 0.3 https://agents.example/rpc", a2a.BindingStdio + " 1.0 stdio:"},
+		{"hybrid with auth", agentcard.Config{BaseURL: "https://agents.example", Version: "1.4.0", Stdio: true, APIKeyAuth: true, BearerAuth: true},
+			[]string{"JSONRPC 1.0 https://agents.example/rpc", "HTTP+JSON 1.0 https://agents.example/a2a", "JSONRPC 0.3 https://agents.example/rpc", agentcard.BindingStdio + " 1.0 stdio:"},
 			[]string{"apiKey", "bearer"}},
-		{"with gRPC", a2a.CardConfig{BaseURL: "https://agents.example", Version: "1.4.0", GRPC: "agents.example:9443", APIKeyAuth: true, BearerAuth: true},
+		{"with gRPC", agentcard.Config{BaseURL: "https://agents.example", Version: "1.4.0", GRPC: "agents.example:9443", APIKeyAuth: true, BearerAuth: true},
 			[]string{"JSONRPC 1.0 https://agents.example/rpc", "HTTP+JSON 1.0 https://agents.example/a2a", "GRPC 1.0 agents.example:9443", "JSONRPC 0.3 https://agents.example/rpc"},
 			[]string{"apiKey", "bearer"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			cards := a2a.NewCardService(tt.cfg, func() *plugin.Snapshot { return snap }, a2a.CardServiceOptions{})
+			cards := agentcard.NewService(tt.cfg, func() *plugin.Snapshot { return snap }, agentcard.Options{})
 			body, etag, err := cards.Card(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -148,7 +149,7 @@ func TestCardIsValidAndTruthful(t *testing.T) {
 				t.Error("no ETag")
 			}
 			m := mustValidCard(t, sch, body)
-			if _, err := pbconv.ToProtoAgentCard(a2a.BuildCard(tt.cfg, snap)); err != nil {
+			if _, err := pbconv.ToProtoAgentCard(agentcard.Build(tt.cfg, snap)); err != nil {
 				t.Errorf("the card has no protobuf form (the gRPC binding's GetExtendedAgentCard): %v", err)
 			}
 			card, err := parseWithA2AGo(body)
@@ -182,10 +183,10 @@ func TestCardIsValidAndTruthful(t *testing.T) {
 			for _, e := range card.Capabilities.Extensions {
 				exts[e.URI] = e
 			}
-			if methods, _ := exts[a2a.ExtCleverAgents].Params["methods"].([]any); len(methods) != len(a2a.CleverAgentsMethods) {
+			if methods, _ := exts[agentcard.ExtCleverAgents].Params["methods"].([]any); len(methods) != len(agentcard.CleverAgentsMethods) {
 				t.Errorf("cleveragents methods = %v", methods)
 			}
-			lim, _ := exts[a2a.ExtLimits].Params["skills"].(map[string]any)
+			lim, _ := exts[agentcard.ExtLimits].Params["skills"].(map[string]any)
 			want := map[string]any{"plugin": "math", "timeout_ms": 2000.0, "memory_bytes": float64(64 << 20), "output_bytes": float64(1 << 20), "concurrency": 4.0}
 			if diff := cmp.Diff(want, lim["add"]); diff != "" {
 				t.Errorf("limits of add (-want +got):\n%s", diff)
@@ -222,7 +223,7 @@ func TestCardChangesWithPlugins(t *testing.T) {
 	t.Parallel()
 	sch := mustCardSchema(t)
 	snap := &plugin.Snapshot{Revision: 1, Plugins: []*plugin.Plugin{testPlugin("text-tools", "1.0.0", "uppercase")}}
-	cards := a2a.NewCardService(a2a.CardConfig{}, func() *plugin.Snapshot { return snap }, a2a.CardServiceOptions{})
+	cards := agentcard.NewService(agentcard.Config{}, func() *plugin.Snapshot { return snap }, agentcard.Options{})
 	ctx := context.Background()
 	b1, e1, _ := cards.Card(ctx)
 	b1again, e1again, _ := cards.Card(ctx)
@@ -283,11 +284,11 @@ func TestExtendedCard(t *testing.T) {
 	snap := func() *plugin.Snapshot {
 		return &plugin.Snapshot{Plugins: []*plugin.Plugin{testPlugin("text-tools", "1.0.0", "uppercase", "reverse"), testPlugin("math", "1.0.0", "add")}}
 	}
-	off := a2a.NewCardService(a2a.CardConfig{}, snap, a2a.CardServiceOptions{})
+	off := agentcard.NewService(agentcard.Config{}, snap, agentcard.Options{})
 	if _, err := off.ExtendedCard(context.Background(), ""); !errors.Is(err, &fault.Error{Kind: fault.ExtendedCardNotConfigured}) {
 		t.Errorf("unconfigured extended card: %v, want -32007", err)
 	}
-	on := a2a.NewCardService(a2a.CardConfig{}, snap, a2a.CardServiceOptions{ExtendedCard: true})
+	on := agentcard.NewService(agentcard.Config{}, snap, agentcard.Options{ExtendedCard: true})
 	tests := []struct {
 		name   string
 		scopes []string
@@ -312,7 +313,7 @@ func TestExtendedCard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v03, err := json.Marshal(a2a.LegacyCard(card))
+			v03, err := json.Marshal(v03.Card(card))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -395,10 +396,10 @@ func TestCardSkillTags(t *testing.T) {
 	t.Parallel()
 	p := testPlugin("text-tools", "1.0.0", "upper")
 	p.Manifest.Skills[0].Tags = nil
-	if diff := cmp.Diff([]string{"text-tools"}, a2a.CardSkill(p, p.Manifest.Skills[0]).Tags); diff != "" {
+	if diff := cmp.Diff([]string{"text-tools"}, agentcard.Skill(p, p.Manifest.Skills[0]).Tags); diff != "" {
 		t.Errorf("tags (-want +got):\n%s", diff)
 	}
-	if _, err := pbconv.ToProtoAgentCard(a2a.BuildCard(a2a.CardConfig{}, &plugin.Snapshot{Plugins: []*plugin.Plugin{p}})); err != nil {
+	if _, err := pbconv.ToProtoAgentCard(agentcard.Build(agentcard.Config{}, &plugin.Snapshot{Plugins: []*plugin.Plugin{p}})); err != nil {
 		t.Errorf("protobuf card: %v", err)
 	}
 }

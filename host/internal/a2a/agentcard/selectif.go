@@ -1,4 +1,4 @@
-package a2a
+package agentcard
 
 import a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
 

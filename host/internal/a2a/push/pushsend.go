@@ -1,4 +1,4 @@
-package a2a
+package push
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"github.com/skillhost/skillhost/host/internal/delivery"
 )
 
-// PushStats counts what the push side did with task updates.
-type PushStats struct {
+// Stats counts what the push side did with task updates.
+type Stats struct {
 	// Skipped are updates of tasks known to have no push configs: nothing
 	// was read, encoded or queued.
 	Skipped uint64
@@ -25,17 +25,17 @@ type PushStats struct {
 	Lookups uint64
 }
 
-// Stats returns the counts since OpenPush.
-func (p *Push) Stats() PushStats {
-	return PushStats{Skipped: p.stats.skipped.Load(), Lookups: p.stats.lookups.Load()}
+// Stats returns the counts since Open.
+func (p *Service) Stats() Stats {
+	return Stats{Skipped: p.stats.skipped.Load(), Lookups: p.stats.lookups.Load()}
 }
 
-// notify queues the task's updates (nil ones skipped) for each of its push
+// Notify queues the task's updates (nil ones skipped) for each of its push
 // configs, in order per config. A task the index knows to have no configs
 // costs nothing: no read, no encoding, nothing queued. It never blocks on
 // the network; the delivery service drops the owner's oldest waiting update
 // when the owner (or the host) has too many waiting.
-func (p *Push) notify(ctx context.Context, owner string, task a2av1.TaskID, events ...a2av1.Event) {
+func (p *Service) Notify(ctx context.Context, owner string, task a2av1.TaskID, events ...a2av1.Event) {
 	if !p.index.has(pushKey(owner, task)) {
 		p.stats.skipped.Add(1)
 		return
@@ -64,10 +64,10 @@ func (p *Push) notify(ctx context.Context, owner string, task a2av1.TaskID, even
 	}
 }
 
-func (p *Push) submit(owner string, task a2av1.TaskID, c *a2av1.PushConfig, body []byte) {
+func (p *Service) submit(owner string, task a2av1.TaskID, c *a2av1.PushConfig, body []byte) {
 	h := http.Header{"Content-Type": {"application/json"}, "User-Agent": {"skillhost-push"}}
 	if c.Token != "" {
-		h.Set(PushTokenHeader, c.Token)
+		h.Set(TokenHeader, c.Token)
 	}
 	if a := c.Auth; a != nil && a.Credentials != "" {
 		switch strings.ToLower(a.Scheme) {
@@ -94,7 +94,7 @@ func (p *Push) submit(owner string, task a2av1.TaskID, c *a2av1.PushConfig, body
 
 // prime fills the index with the bucket's keys, so it is current from the
 // start; Run's watch keeps it so.
-func (p *Push) prime(ctx context.Context) error {
+func (p *Service) prime(ctx context.Context) error {
 	now := time.Now()
 	for key, err := range p.kv.Keys(ctx, "") {
 		if err != nil {
@@ -110,7 +110,7 @@ func (p *Push) prime(ctx context.Context) error {
 // bucket's keys, so a config set on another host of a cluster is seen here
 // within the watch's delay) until ctx ends. While the watch is broken,
 // every update reads its task's configs. Embedders must run it.
-func (p *Push) Run(ctx context.Context) {
+func (p *Service) Run(ctx context.Context) {
 	for {
 		err := p.watch(ctx)
 		p.index.unsync()
@@ -128,7 +128,7 @@ func (p *Push) Run(ctx context.Context) {
 
 // watch follows the bucket's keys into the index until ctx ends or the
 // watch fails.
-func (p *Push) watch(ctx context.Context) error {
+func (p *Service) watch(ctx context.Context) error {
 	w, err := p.kv.WatchKeys(ctx)
 	if err != nil {
 		return err

@@ -1,4 +1,7 @@
-package a2a
+// Package grpcbind is the A2A v1.0 gRPC binding: a2a-go's
+// a2asrv.RequestHandler over the task service's typed methods, each run
+// through the engine as the v1.0 method of the same name.
+package grpcbind
 
 import (
 	"context"
@@ -11,6 +14,9 @@ import (
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"google.golang.org/grpc"
+
+	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 )
 
 // Runner runs a typed call in the place of a registered method, through
@@ -20,65 +26,68 @@ type Runner interface {
 	Run(ctx context.Context, method string, call func(ctx context.Context) (any, error)) (any, error)
 }
 
-// GRPCHandler is the A2A gRPC binding's request handler: a2a-go's
+// Handler is the A2A gRPC binding's request handler: a2a-go's
 // a2asrv.RequestHandler over the Service's typed methods, each run as the
 // v1.0 method of the same name through the engine (Runner), so a gRPC call
 // meets the checks a JSON-RPC or HTTP+JSON call meets. a2a-go's a2agrpc
 // translates the protobuf messages; errors go back as gRPC statuses built
-// from the HTTP+JSON binding's google.rpc.Status (GRPCStatus), which
+// from the HTTP+JSON binding's google.rpc.Status (Status), which
 // a2agrpc passes through unchanged. It is safe for concurrent use.
-type GRPCHandler struct {
-	run  Runner
-	svc  *Service
-	errs *REST // encodes errors (ErrorBody)
+type Handler struct {
+	run Runner
+	svc *a2a.Service
+	log *slog.Logger
 }
 
-var _ a2asrv.RequestHandler = (*GRPCHandler)(nil)
+var _ a2asrv.RequestHandler = (*Handler)(nil)
 
-// NewGRPCHandler returns the handler of the gRPC binding: svc's methods
-// run through run (the engine the A2A methods are registered on).
-func NewGRPCHandler(run Runner, svc *Service, log *slog.Logger) *GRPCHandler {
-	return &GRPCHandler{run: run, svc: svc, errs: NewREST(nil, log)}
+// New returns the handler of the gRPC binding: svc's methods run through
+// run (the engine the A2A methods are registered on).
+func New(run Runner, svc *a2a.Service, log *slog.Logger) *Handler {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Handler{run: run, svc: svc, log: log}
 }
 
 // RegisterWith registers the A2A gRPC service (a2a-go's a2agrpc over h)
 // with s.
-func (h *GRPCHandler) RegisterWith(s *grpc.Server) { a2agrpc.NewHandler(h).RegisterWith(s) }
+func (h *Handler) RegisterWith(s *grpc.Server) { a2agrpc.NewHandler(h).RegisterWith(s) }
 
 // call runs f as method (A2A v1.0) and turns its error into a gRPC status.
-func call[T any](ctx context.Context, h *GRPCHandler, method string, f func(ctx context.Context) (T, error)) (T, error) {
+func call[T any](ctx context.Context, h *Handler, method string, f func(ctx context.Context) (T, error)) (T, error) {
 	var zero T
 	res, err := h.run.Run(ctx, method, func(ctx context.Context) (any, error) {
-		if err := checkVersion(ctx, Version10); err != nil {
+		if err := a2a.CheckVersion(ctx, agentcard.Version10); err != nil {
 			return nil, err
 		}
 		return f(ctx)
 	})
 	if err != nil {
-		return zero, h.GRPCStatus(ctx, err)
+		return zero, h.Status(ctx, err)
 	}
 	v, _ := res.(T)
 	return v, nil
 }
 
 // GetTask implements a2asrv.RequestHandler.
-func (h *GRPCHandler) GetTask(ctx context.Context, req *a2av1.GetTaskRequest) (*a2av1.Task, error) {
+func (h *Handler) GetTask(ctx context.Context, req *a2av1.GetTaskRequest) (*a2av1.Task, error) {
 	return call(ctx, h, "GetTask", func(ctx context.Context) (*a2av1.Task, error) { return h.svc.GetTask(ctx, req) })
 }
 
 // ListTasks implements a2asrv.RequestHandler.
-func (h *GRPCHandler) ListTasks(ctx context.Context, req *a2av1.ListTasksRequest) (*a2av1.ListTasksResponse, error) {
+func (h *Handler) ListTasks(ctx context.Context, req *a2av1.ListTasksRequest) (*a2av1.ListTasksResponse, error) {
 	return call(ctx, h, "ListTasks", func(ctx context.Context) (*a2av1.ListTasksResponse, error) { return h.svc.ListTasks(ctx, req) })
 }
 
 // CancelTask implements a2asrv.RequestHandler.
-func (h *GRPCHandler) CancelTask(ctx context.Context, req *a2av1.CancelTaskRequest) (*a2av1.Task, error) {
+func (h *Handler) CancelTask(ctx context.Context, req *a2av1.CancelTaskRequest) (*a2av1.Task, error) {
 	return call(ctx, h, "CancelTask", func(ctx context.Context) (*a2av1.Task, error) { return h.svc.CancelTask(ctx, req) })
 }
 
 // SendMessage implements a2asrv.RequestHandler: the task, when it ends or
 // is interrupted (or at once with returnImmediately).
-func (h *GRPCHandler) SendMessage(ctx context.Context, req *a2av1.SendMessageRequest) (a2av1.SendMessageResult, error) {
+func (h *Handler) SendMessage(ctx context.Context, req *a2av1.SendMessageRequest) (a2av1.SendMessageResult, error) {
 	t, err := call(ctx, h, "SendMessage", func(ctx context.Context) (*a2av1.Task, error) { return h.svc.SendMessage(ctx, req) })
 	if err != nil {
 		return nil, err
@@ -87,19 +96,19 @@ func (h *GRPCHandler) SendMessage(ctx context.Context, req *a2av1.SendMessageReq
 }
 
 // SendStreamingMessage implements a2asrv.RequestHandler.
-func (h *GRPCHandler) SendStreamingMessage(ctx context.Context, req *a2av1.SendMessageRequest) iter.Seq2[a2av1.Event, error] {
-	return h.stream(ctx, "SendStreamingMessage", func(ctx context.Context) (*TaskStream, error) { return h.svc.SendStreamingMessage(ctx, req) })
+func (h *Handler) SendStreamingMessage(ctx context.Context, req *a2av1.SendMessageRequest) iter.Seq2[a2av1.Event, error] {
+	return h.stream(ctx, "SendStreamingMessage", func(ctx context.Context) (*a2a.TaskStream, error) { return h.svc.SendStreamingMessage(ctx, req) })
 }
 
 // SubscribeToTask implements a2asrv.RequestHandler.
-func (h *GRPCHandler) SubscribeToTask(ctx context.Context, req *a2av1.SubscribeToTaskRequest) iter.Seq2[a2av1.Event, error] {
-	return h.stream(ctx, "SubscribeToTask", func(ctx context.Context) (*TaskStream, error) { return h.svc.SubscribeToTask(ctx, req) })
+func (h *Handler) SubscribeToTask(ctx context.Context, req *a2av1.SubscribeToTaskRequest) iter.Seq2[a2av1.Event, error] {
+	return h.stream(ctx, "SubscribeToTask", func(ctx context.Context) (*a2a.TaskStream, error) { return h.svc.SubscribeToTask(ctx, req) })
 }
 
 // stream opens a task stream as method (its task stream unit is taken as
 // for SSE: a2a.max_streams and the key's share) and yields its events
 // until the task ends or the client leaves; the stream is closed then.
-func (h *GRPCHandler) stream(ctx context.Context, method string, open func(ctx context.Context) (*TaskStream, error)) iter.Seq2[a2av1.Event, error] {
+func (h *Handler) stream(ctx context.Context, method string, open func(ctx context.Context) (*a2a.TaskStream, error)) iter.Seq2[a2av1.Event, error] {
 	return func(yield func(a2av1.Event, error) bool) {
 		ts, err := call(ctx, h, method, open)
 		if err != nil {
@@ -108,7 +117,7 @@ func (h *GRPCHandler) stream(ctx context.Context, method string, open func(ctx c
 		}
 		defer func() {
 			if err := ts.Close(); err != nil {
-				h.errs.log.DebugContext(ctx, "a2a grpc: closing a task stream", "method", method, "err", err)
+				h.log.DebugContext(ctx, "a2a grpc: closing a task stream", "method", method, "err", err)
 			}
 		}()
 		for {
@@ -118,7 +127,7 @@ func (h *GRPCHandler) stream(ctx context.Context, method string, open func(ctx c
 			}
 			if err != nil {
 				if ctx.Err() == nil { // the client is still there to be told
-					yield(nil, h.GRPCStatus(ctx, err))
+					yield(nil, h.Status(ctx, err))
 				}
 				return
 			}
@@ -130,28 +139,28 @@ func (h *GRPCHandler) stream(ctx context.Context, method string, open func(ctx c
 }
 
 // GetTaskPushConfig implements a2asrv.RequestHandler.
-func (h *GRPCHandler) GetTaskPushConfig(ctx context.Context, req *a2av1.GetTaskPushConfigRequest) (*a2av1.PushConfig, error) {
+func (h *Handler) GetTaskPushConfig(ctx context.Context, req *a2av1.GetTaskPushConfigRequest) (*a2av1.PushConfig, error) {
 	return call(ctx, h, "GetTaskPushNotificationConfig", func(ctx context.Context) (*a2av1.PushConfig, error) {
 		return h.svc.GetPushConfig(ctx, req)
 	})
 }
 
 // ListTaskPushConfigs implements a2asrv.RequestHandler.
-func (h *GRPCHandler) ListTaskPushConfigs(ctx context.Context, req *a2av1.ListTaskPushConfigRequest) (*a2av1.ListTaskPushConfigResponse, error) {
+func (h *Handler) ListTaskPushConfigs(ctx context.Context, req *a2av1.ListTaskPushConfigRequest) (*a2av1.ListTaskPushConfigResponse, error) {
 	return call(ctx, h, "ListTaskPushNotificationConfigs", func(ctx context.Context) (*a2av1.ListTaskPushConfigResponse, error) {
 		return h.svc.ListPushConfigs(ctx, req)
 	})
 }
 
 // CreateTaskPushConfig implements a2asrv.RequestHandler.
-func (h *GRPCHandler) CreateTaskPushConfig(ctx context.Context, req *a2av1.PushConfig) (*a2av1.PushConfig, error) {
+func (h *Handler) CreateTaskPushConfig(ctx context.Context, req *a2av1.PushConfig) (*a2av1.PushConfig, error) {
 	return call(ctx, h, "CreateTaskPushNotificationConfig", func(ctx context.Context) (*a2av1.PushConfig, error) {
 		return h.svc.CreatePushConfig(ctx, req)
 	})
 }
 
 // DeleteTaskPushConfig implements a2asrv.RequestHandler.
-func (h *GRPCHandler) DeleteTaskPushConfig(ctx context.Context, req *a2av1.DeleteTaskPushConfigRequest) error {
+func (h *Handler) DeleteTaskPushConfig(ctx context.Context, req *a2av1.DeleteTaskPushConfigRequest) error {
 	_, err := call(ctx, h, "DeleteTaskPushNotificationConfig", func(ctx context.Context) (any, error) {
 		return nil, h.svc.DeletePushConfig(ctx, req)
 	})
@@ -159,12 +168,8 @@ func (h *GRPCHandler) DeleteTaskPushConfig(ctx context.Context, req *a2av1.Delet
 }
 
 // GetExtendedAgentCard implements a2asrv.RequestHandler.
-func (h *GRPCHandler) GetExtendedAgentCard(ctx context.Context, req *a2av1.GetExtendedAgentCardRequest) (*a2av1.AgentCard, error) {
+func (h *Handler) GetExtendedAgentCard(ctx context.Context, req *a2av1.GetExtendedAgentCardRequest) (*a2av1.AgentCard, error) {
 	return call(ctx, h, "GetExtendedAgentCard", func(ctx context.Context) (*a2av1.AgentCard, error) {
-		tenant, err := tenantOf(ctx, req.Tenant)
-		if err != nil {
-			return nil, err
-		}
-		return h.svc.cfg.Cards.ExtendedCard(ctx, tenant)
+		return h.svc.GetExtendedAgentCard(ctx, req)
 	})
 }

@@ -1,4 +1,4 @@
-package a2a
+package agentcard
 
 import (
 	"context"
@@ -8,9 +8,8 @@ import (
 	"strings"
 
 	a2av1 "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
-	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
+	"github.com/skillhost/skillhost/host/internal/a2a/v03"
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
@@ -61,8 +60,8 @@ var (
 	OutputModes = []string{"application/json", "text/plain"}
 )
 
-// CardConfig is the host-side input of card generation.
-type CardConfig struct {
+// Config is the host-side input of card generation.
+type Config struct {
 	BaseURL          string // public base URL, e.g. http://127.0.0.1:8080 (no trailing slash needed)
 	Name             string // host agent name; default "skillhost"
 	Description      string // default "Sandboxed WebAssembly skills served over A2A"
@@ -77,7 +76,7 @@ type CardConfig struct {
 	Push             bool   // push notifications are served (capabilities.pushNotifications)
 }
 
-func (c CardConfig) withDefaults() CardConfig {
+func (c Config) withDefaults() Config {
 	c.BaseURL = strings.TrimRight(c.BaseURL, "/")
 	if c.BaseURL == "" {
 		c.BaseURL = "http://127.0.0.1:8080"
@@ -100,11 +99,11 @@ func (c CardConfig) withDefaults() CardConfig {
 	return c
 }
 
-// BuildCard returns the host's v1.0 Agent Card for a registry snapshot: every
+// Build returns the host's v1.0 Agent Card for a registry snapshot: every
 // skill of every plugin. A snapshot without skills yields a card with an
-// empty skill list (the caller decides whether to serve it; CardService logs
+// empty skill list (the caller decides whether to serve it; Service logs
 // a warning and serves it, so discovery never breaks while plugins load).
-func BuildCard(cfg CardConfig, snap *plugin.Snapshot) *a2av1.AgentCard {
+func Build(cfg Config, snap *plugin.Snapshot) *a2av1.AgentCard {
 	cfg = cfg.withDefaults()
 	var plugins []*plugin.Plugin
 	if snap != nil {
@@ -113,12 +112,12 @@ func BuildCard(cfg CardConfig, snap *plugin.Snapshot) *a2av1.AgentCard {
 	return buildCard(cfg, cfg.Name, cfg.Description, cfg.Version, "", plugins, nil)
 }
 
-// BuildAgentCard returns the card of one plugin (one agent): its skills only.
+// BuildAgent returns the card of one plugin (one agent): its skills only.
 // Its JSON-RPC interfaces are AgentRPCPath(name), which serves that
 // plugin's skills only (so the v0.3 card's `url` does too; they carry the
 // plugin name as tenant as well), and its HTTP+JSON interface is RESTPath
 // with the plugin name as tenant (/a2a/{name}/message:send, …).
-func BuildAgentCard(cfg CardConfig, p *plugin.Plugin) *a2av1.AgentCard {
+func BuildAgent(cfg Config, p *plugin.Plugin) *a2av1.AgentCard {
 	cfg = cfg.withDefaults()
 	m := p.Manifest
 	desc := m.Description
@@ -135,7 +134,7 @@ func AgentRPCPath(name string) string {
 
 // buildCard renders a card of plugins' skills (those keep accepts, when it
 // is set), with interfaces for tenant ("" = the whole host).
-func buildCard(cfg CardConfig, name, desc, version, tenant string, plugins []*plugin.Plugin, keep func(p *plugin.Plugin, s *plugin.Skill) bool) *a2av1.AgentCard {
+func buildCard(cfg Config, name, desc, version, tenant string, plugins []*plugin.Plugin, keep func(p *plugin.Plugin, s *plugin.Skill) bool) *a2av1.AgentCard {
 	rpc := cfg.BaseURL + RPCPath
 	if tenant != "" {
 		rpc = cfg.BaseURL + AgentRPCPath(tenant)
@@ -168,7 +167,7 @@ func buildCard(cfg CardConfig, name, desc, version, tenant string, plugins []*pl
 			if keep != nil && !keep(p, s) {
 				continue
 			}
-			card.Skills = append(card.Skills, CardSkill(p, s))
+			card.Skills = append(card.Skills, Skill(p, s))
 			limits[s.ID] = map[string]any{
 				"plugin":       p.Manifest.Name,
 				"timeout_ms":   p.Limits.Timeout.Milliseconds(),
@@ -213,9 +212,9 @@ func sortedPlugins(in []*plugin.Plugin) []*plugin.Plugin {
 	return out
 }
 
-// CardSkill is skill s of plugin p as the Agent Card lists it (name and
+// Skill is skill s of plugin p as the Agent Card lists it (name and
 // description defaulted); the MCP tools are generated from it too.
-func CardSkill(p *plugin.Plugin, s *plugin.Skill) a2av1.AgentSkill {
+func Skill(p *plugin.Plugin, s *plugin.Skill) a2av1.AgentSkill {
 	out := a2av1.AgentSkill{
 		ID:          s.ID,
 		Name:        s.Name,
@@ -245,7 +244,7 @@ func CardSkill(p *plugin.Plugin, s *plugin.Skill) a2av1.AgentSkill {
 	return out
 }
 
-func addSecurity(cfg CardConfig, card *a2av1.AgentCard) {
+func addSecurity(cfg Config, card *a2av1.AgentCard) {
 	if !cfg.APIKeyAuth && !cfg.BearerAuth {
 		return
 	}
@@ -263,62 +262,18 @@ func addSecurity(cfg CardConfig, card *a2av1.AgentCard) {
 
 // MarshalUnion encodes card as the union of the v1.0 and v0.3 shapes (top-level
 // url, preferredTransport, protocolVersion, additionalInterfaces beside
-// supportedInterfaces), exactly as a2a-go's a2av0 card producer serves it.
+// supportedInterfaces), exactly as a2a-go's a2av0 card producer serves it
+// (v03.Union), with each security scheme in both forms and the v1.0
+// securityRequirements (see MarshalV1).
 func MarshalUnion(ctx context.Context, card *a2av1.AgentCard) ([]byte, error) {
-	prod, ok := a2av0.NewStaticAgentCardProducer(card).(a2asrv.AgentCardJSONProducer)
-	if !ok {
-		return nil, fmt.Errorf("a2av0 card producer does not produce JSON")
-	}
-	b, err := prod.CardJSON(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("encode union card: %w", err)
-	}
-	if len(card.SecuritySchemes) == 0 {
-		return b, nil
-	}
-	return mergeSchemes(b, card)
-}
-
-// mergeSchemes drops securityRequirements (see below) and adds the v1.0 form of each security scheme (e.g.
-// "apiKeySecurityScheme") to a2av0's v0.3 form ("type", "in", "name"), so
-// parsers of both versions read them.
-func mergeSchemes(union []byte, card *a2av1.AgentCard) ([]byte, error) {
-	v1, err := json.Marshal(card.SecuritySchemes)
-	if err != nil {
-		return nil, fmt.Errorf("encode security schemes: %w", err)
-	}
-	var top map[string]json.RawMessage
-	var compat, modern map[string]map[string]json.RawMessage
-	if err := json.Unmarshal(union, &top); err != nil {
-		return nil, fmt.Errorf("decode union card: %w", err)
-	}
-	if err := json.Unmarshal(top["securitySchemes"], &compat); err != nil {
-		return nil, fmt.Errorf("decode union schemes: %w", err)
-	}
-	if err := json.Unmarshal(v1, &modern); err != nil {
-		return nil, fmt.Errorf("decode v1 schemes: %w", err)
-	}
-	for name, fields := range modern {
-		if compat[name] == nil {
-			compat[name] = map[string]json.RawMessage{}
-		}
-		for k, v := range fields {
-			compat[name][k] = v
+	var reqs json.RawMessage
+	if len(card.SecuritySchemes) > 0 {
+		var err error
+		if reqs, err = requirementsJSON(card.SecurityRequirements); err != nil {
+			return nil, err
 		}
 	}
-	merged, err := json.Marshal(compat)
-	if err != nil {
-		return nil, fmt.Errorf("encode union schemes: %w", err)
-	}
-	top["securitySchemes"] = merged
-	if top["securityRequirements"], err = requirementsJSON(card.SecurityRequirements); err != nil {
-		return nil, err
-	}
-	out, err := json.MarshalIndent(top, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode union card: %w", err)
-	}
-	return out, nil
+	return v03.Union(ctx, card, reqs)
 }
 
 // MarshalV1 encodes card in the pure v1.0 shape.

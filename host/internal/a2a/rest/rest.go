@@ -1,4 +1,6 @@
-package a2a
+// Package rest is the A2A v1.0 HTTP+JSON binding: a thin switch from each
+// route to the v1.0 JSON-RPC method it stands for, run through the engine.
+package rest
 
 import (
 	"context"
@@ -35,7 +37,7 @@ import (
 //	DELETE /tasks/{id}/pushNotificationConfigs/{cid}   DeleteTaskPushNotificationConfig
 //	GET    /extendedAgentCard                          GetExtendedAgentCard
 //
-// under RESTPath, each also under /{tenant} (one plugin's skills).
+// under agentcard.RESTPath, each also under /{tenant} (one plugin's skills).
 
 // Invoker runs a JSON-RPC method and returns its undecoded result;
 // *jsonrpc.Engine implements it.
@@ -43,37 +45,37 @@ type Invoker interface {
 	Invoke(ctx context.Context, method string, params json.RawMessage) (any, error)
 }
 
-// RESTRequest is one request of the HTTP+JSON binding.
-type RESTRequest struct {
+// Request is one request of the HTTP+JSON binding.
+type Request struct {
 	Method string     // HTTP method
-	Path   string     // below RESTPath, e.g. "/tasks/abc:cancel"
+	Path   string     // below agentcard.RESTPath, e.g. "/tasks/abc:cancel"
 	Query  url.Values // query parameters
 	Body   []byte     // request body (may be empty)
 }
 
-// RESTReply is what to answer: Body with Status, or Stream as Server-Sent
+// Reply is what to answer: Body with Status, or Stream as Server-Sent
 // Events (each event is one encoded JSON object).
-type RESTReply struct {
+type Reply struct {
 	Status int
 	Body   []byte
 	Stream jsonrpc.Stream // events are json.RawMessage; nil unless streaming
 	Err    *fault.Error   // the error Body carries, if any
 }
 
-// REST serves the HTTP+JSON binding over an Invoker. It is safe for
+// Binding serves the HTTP+JSON binding over an Invoker. It is safe for
 // concurrent use.
-type REST struct {
+type Binding struct {
 	inv Invoker
 	log *slog.Logger
 }
 
-// NewREST returns the binding over inv (the engine the A2A methods are
+// New returns the binding over inv (the engine the A2A methods are
 // registered on).
-func NewREST(inv Invoker, log *slog.Logger) *REST {
+func New(inv Invoker, log *slog.Logger) *Binding {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &REST{inv: inv, log: log}
+	return &Binding{inv: inv, log: log}
 }
 
 // restCall is a route resolved to its JSON-RPC method.
@@ -84,7 +86,7 @@ type restCall struct {
 }
 
 // Serve answers one request.
-func (b *REST) Serve(ctx context.Context, req RESTRequest) RESTReply {
+func (b *Binding) Serve(ctx context.Context, req Request) Reply {
 	call, err := resolve(req)
 	if err != nil {
 		return b.errorReply(ctx, err)
@@ -100,13 +102,13 @@ func (b *REST) Serve(ctx context.Context, req RESTRequest) RESTReply {
 		// (credentials, scope, a quota or rate) keeps its HTTP status, as
 		// on the JSON-RPC binding (httpx sends an error event only for a
 		// 200 reply).
-		return RESTReply{Status: http.StatusOK, Stream: &restStream{b: b, src: failedStream{err}}}
+		return Reply{Status: http.StatusOK, Stream: &restStream{b: b, src: failedStream{err}}}
 	}
 	if err != nil {
 		return b.errorReply(ctx, err)
 	}
 	if st, ok := res.(jsonrpc.Stream); ok {
-		return RESTReply{Status: http.StatusOK, Stream: &restStream{b: b, src: st}}
+		return Reply{Status: http.StatusOK, Stream: &restStream{b: b, src: st}}
 	}
 	if call.method == "DeleteTaskPushNotificationConfig" {
 		res = struct{}{}
@@ -115,14 +117,14 @@ func (b *REST) Serve(ctx context.Context, req RESTRequest) RESTReply {
 	if err != nil {
 		return b.errorReply(ctx, err)
 	}
-	return RESTReply{Status: http.StatusOK, Body: body}
+	return Reply{Status: http.StatusOK, Body: body}
 }
 
 // ErrorBody encodes err as the binding's error body, a google.rpc.Status
 // (fault's Error.MarshalStatus: {"error": {code, status, message, details:
 // [ErrorInfo]}}, the same ErrorInfo as the JSON-RPC binding's), and returns
 // its HTTP status.
-func (b *REST) ErrorBody(ctx context.Context, err error) ([]byte, int, *fault.Error) {
+func (b *Binding) ErrorBody(ctx context.Context, err error) ([]byte, int, *fault.Error) {
 	fe, hidden := fault.Safe(err)
 	if hidden {
 		b.log.ErrorContext(ctx, "a2a rest: internal error", "err", err)
@@ -130,15 +132,15 @@ func (b *REST) ErrorBody(ctx context.Context, err error) ([]byte, int, *fault.Er
 	return fe.MarshalStatus(jsonrpc.ErrorMeta(ctx)), fe.HTTPStatus(), fe
 }
 
-func (b *REST) errorReply(ctx context.Context, err error) RESTReply {
+func (b *Binding) errorReply(ctx context.Context, err error) Reply {
 	body, status, fe := b.ErrorBody(ctx, err)
-	return RESTReply{Status: status, Body: body, Err: fe}
+	return Reply{Status: status, Body: body, Err: fe}
 }
 
 // restStream encodes a v1.0 event stream for the binding: each event is the
 // StreamResponse JSON; an error becomes one {"error": …} event and ends it.
 type restStream struct {
-	b    *REST
+	b    *Binding
 	src  jsonrpc.Stream
 	done bool
 }
@@ -180,7 +182,7 @@ func (s *restStream) Close() error {
 
 // resolve maps a request to its JSON-RPC call: the route without a tenant
 // first, then with the first path segment as the tenant.
-func resolve(req RESTRequest) (restCall, error) {
+func resolve(req Request) (restCall, error) {
 	segs := strings.Split(strings.Trim(req.Path, "/"), "/")
 	call, ok, err := restRoute(req, segs, "")
 	if !ok && err == nil && len(segs) > 1 {
@@ -195,9 +197,9 @@ func resolve(req RESTRequest) (restCall, error) {
 	return call, nil
 }
 
-// restRoute matches segs (the path below RESTPath and the tenant) against the
+// restRoute matches segs (the path below agentcard.RESTPath and the tenant) against the
 // binding's routes.
-func restRoute(req RESTRequest, segs []string, tenant string) (restCall, bool, error) {
+func restRoute(req Request, segs []string, tenant string) (restCall, bool, error) {
 	get, post := req.Method == http.MethodGet, req.Method == http.MethodPost
 	switch {
 	case len(segs) == 1 && post && (segs[0] == "message:send" || segs[0] == "message:stream"):
@@ -306,4 +308,11 @@ func listQuery(q url.Values, tenant string) (map[string]any, error) {
 		out["statusTimestampAfter"] = after
 	}
 	return out, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -1,4 +1,4 @@
-package a2a
+package agentcard
 
 import (
 	"cmp"
@@ -18,14 +18,14 @@ import (
 	"github.com/skillhost/skillhost/host/internal/plugin"
 )
 
-// CardCacheControl is the Cache-Control value transports send with a card.
-const CardCacheControl = "public, max-age=60"
+// CacheControl is the Cache-Control value transports send with a card.
+const CacheControl = "public, max-age=60"
 
-// CardService renders and caches the Agent Cards of a registry: the host card
+// Service renders and caches the Agent Cards of a registry: the host card
 // and one card per plugin. Cards are regenerated whenever the snapshot
 // changes (a new *plugin.Snapshot), so the ETag changes with the skill set.
-type CardService struct {
-	cfg      CardConfig
+type Service struct {
+	cfg      Config
 	snapshot func() *plugin.Snapshot
 	extended bool
 	signer   *identity.Signer
@@ -43,8 +43,8 @@ type renderedCard struct {
 	etag string
 }
 
-// CardServiceOptions configure a CardService.
-type CardServiceOptions struct {
+// Options configure a Service.
+type Options struct {
 	// ExtendedCard makes GetExtendedAgentCard return the host card (and the
 	// card advertise capabilities.extendedAgentCard); false answers -32007.
 	ExtendedCard bool
@@ -55,25 +55,25 @@ type CardServiceOptions struct {
 	Signer *identity.Signer
 }
 
-// NewCardService returns a CardService reading snapshots from snapshot
+// NewService returns a Service reading snapshots from snapshot
 // (typically (*plugin.Registry).Snapshot).
-func NewCardService(cfg CardConfig, snapshot func() *plugin.Snapshot, opts CardServiceOptions) *CardService {
+func NewService(cfg Config, snapshot func() *plugin.Snapshot, opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &CardService{cfg: cfg.withDefaults(), snapshot: snapshot, extended: opts.ExtendedCard, signer: opts.Signer, logger: opts.Logger}
+	return &Service{cfg: cfg.withDefaults(), snapshot: snapshot, extended: opts.ExtendedCard, signer: opts.Signer, logger: opts.Logger}
 }
 
 // Update drops the cached cards so the next request renders them from the
 // registry's new snapshot; pass it to (*plugin.Registry).OnChange. (Card
 // also notices a changed snapshot by itself.)
-func (c *CardService) Update(*plugin.Snapshot) {
+func (c *Service) Update(*plugin.Snapshot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.host = renderedCard{}
 }
 
-func (c *CardService) current(ctx context.Context) error {
+func (c *Service) current(ctx context.Context) error {
 	snap := c.snapshot()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -83,8 +83,8 @@ func (c *CardService) current(ctx context.Context) error {
 	return c.renderLocked(ctx, snap)
 }
 
-func (c *CardService) renderLocked(ctx context.Context, snap *plugin.Snapshot) error {
-	host := BuildCard(c.cfg, snap)
+func (c *Service) renderLocked(ctx context.Context, snap *plugin.Snapshot) error {
+	host := Build(c.cfg, snap)
 	host.Capabilities.ExtendedAgentCard = c.extended
 	if len(host.Skills) == 0 {
 		c.logger.Warn("agent card has no skills: no plugin is loaded; A2A clients will find nothing to call")
@@ -103,7 +103,7 @@ func (c *CardService) renderLocked(ctx context.Context, snap *plugin.Snapshot) e
 			if p == nil || p.Manifest == nil {
 				continue
 			}
-			r, err := c.render(ctx, BuildAgentCard(c.cfg, p), []*plugin.Plugin{p})
+			r, err := c.render(ctx, BuildAgent(c.cfg, p), []*plugin.Plugin{p})
 			if err != nil {
 				return err
 			}
@@ -117,7 +117,7 @@ func (c *CardService) renderLocked(ctx context.Context, snap *plugin.Snapshot) e
 
 // render adds the signing extensions to card, signs it when the service
 // has a signer and encodes it.
-func (c *CardService) render(ctx context.Context, card *a2av1.AgentCard, plugins []*plugin.Plugin) (renderedCard, error) {
+func (c *Service) render(ctx context.Context, card *a2av1.AgentCard, plugins []*plugin.Plugin) (renderedCard, error) {
 	withSigningExtensions(card, c.signer, plugins)
 	if err := signCard(ctx, card, c.signer); err != nil {
 		return renderedCard{}, err
@@ -131,8 +131,8 @@ func (c *CardService) render(ctx context.Context, card *a2av1.AgentCard, plugins
 }
 
 // Card returns the host card (union of the v1.0 and v0.3 shapes) and its
-// strong ETag. Serve it at WellKnownPath with Cache-Control CardCacheControl.
-func (c *CardService) Card(ctx context.Context) ([]byte, string, error) {
+// strong ETag. Serve it at WellKnownPath with Cache-Control CacheControl.
+func (c *Service) Card(ctx context.Context) ([]byte, string, error) {
 	if err := c.current(ctx); err != nil {
 		return nil, "", fault.Wrap(fault.Internal, fault.ReasonInternal, err, "agent card generation failed")
 	}
@@ -142,7 +142,7 @@ func (c *CardService) Card(ctx context.Context) ([]byte, string, error) {
 }
 
 // HostCard returns the host card as a v1.0 object (shared: do not modify).
-func (c *CardService) HostCard(ctx context.Context) (*a2av1.AgentCard, error) {
+func (c *Service) HostCard(ctx context.Context) (*a2av1.AgentCard, error) {
 	if err := c.current(ctx); err != nil {
 		return nil, fault.Wrap(fault.Internal, fault.ReasonInternal, err, "agent card generation failed")
 	}
@@ -153,7 +153,7 @@ func (c *CardService) HostCard(ctx context.Context) (*a2av1.AgentCard, error) {
 
 // AgentCard returns the card of the plugin called name, served at
 // AgentCardPath(name); AgentNotFound (-32102) when no such plugin is loaded.
-func (c *CardService) AgentCard(ctx context.Context, name string) ([]byte, string, error) {
+func (c *Service) AgentCard(ctx context.Context, name string) ([]byte, string, error) {
 	if err := c.current(ctx); err != nil {
 		return nil, "", fault.Wrap(fault.Internal, fault.ReasonInternal, err, "agent card generation failed")
 	}
@@ -170,7 +170,7 @@ func (c *CardService) AgentCard(ctx context.Context, name string) ([]byte, strin
 // the plugin tenant names) listing only the skills the caller's principal
 // may run (its skill: and agent: scopes), when the service was built with
 // ExtendedCard; else ExtendedCardNotConfigured (-32007).
-func (c *CardService) ExtendedCard(ctx context.Context, tenant string) (*a2av1.AgentCard, error) {
+func (c *Service) ExtendedCard(ctx context.Context, tenant string) (*a2av1.AgentCard, error) {
 	if !c.extended {
 		return nil, fault.New(fault.ExtendedCardNotConfigured, fault.ReasonExtendedCardNotConfigured, "this host has no extended agent card")
 	}
@@ -215,4 +215,14 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// pluginNamed is the plugin of ps called name.
+func pluginNamed(ps []*plugin.Plugin, name string) (*plugin.Plugin, bool) {
+	for _, p := range ps {
+		if p != nil && p.Manifest != nil && p.Manifest.Name == name {
+			return p, true
+		}
+	}
+	return nil, false
 }

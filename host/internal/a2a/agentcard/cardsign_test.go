@@ -1,4 +1,4 @@
-package a2a_test
+package agentcard_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 	"github.com/skillhost/skillhost/host/internal/auth"
 	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/plugin"
@@ -39,13 +39,13 @@ func mustHybridSigner(t *testing.T) *identity.Signer {
 	return s
 }
 
-func signedCards(t *testing.T, signer *identity.Signer, cfg a2a.CardConfig) (host, agent []byte) {
+func signedCards(t *testing.T, signer *identity.Signer, cfg agentcard.Config) (host, agent []byte) {
 	t.Helper()
 	signed := testPlugin("math", "0.1.0", "add")
 	signed.Signing = &plugin.Signing{Statement: plugin.Statement{WasmSHA256: strings.Repeat("ab", 32)},
 		Signers: []plugin.Signer{{KeyID: "k1", Alg: "EdDSA", Publisher: "alice", Trusted: true}}}
 	snap := &plugin.Snapshot{Revision: 1, Plugins: []*plugin.Plugin{testPlugin("text-tools", "1.2.0", "uppercase", "reverse"), signed}}
-	cards := a2a.NewCardService(cfg, func() *plugin.Snapshot { return snap }, a2a.CardServiceOptions{Signer: signer, ExtendedCard: true})
+	cards := agentcard.NewService(cfg, func() *plugin.Snapshot { return snap }, agentcard.Options{Signer: signer, ExtendedCard: true})
 	ctx := context.Background()
 	host, _, err := cards.Card(ctx)
 	if err != nil {
@@ -65,7 +65,7 @@ func signedCards(t *testing.T, signer *identity.Signer, cfg a2a.CardConfig) (hos
 func TestSignedCardVerifiesIndependently(t *testing.T) {
 	t.Parallel()
 	signer := mustHybridSigner(t)
-	host, agent := signedCards(t, signer, a2a.CardConfig{BaseURL: "https://agents.example", Stdio: true, APIKeyAuth: true, BearerAuth: true})
+	host, agent := signedCards(t, signer, agentcard.Config{BaseURL: "https://agents.example", Stdio: true, APIKeyAuth: true, BearerAuth: true})
 	sch := mustCardSchema(t)
 	jwks, err := json.Marshal(signer.JWKS())
 	if err != nil {
@@ -98,36 +98,36 @@ func TestSignedCardVerifiesIndependently(t *testing.T) {
 			if diff := cmp.Diff(want, hdr); diff != "" {
 				t.Errorf("protected header (-want +got):\n%s", diff)
 			}
-			payload, err := a2a.CanonicalCard(body)
+			payload, err := agentcard.Canonical(body)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := goJoseVerify(card.Signatures[0], payload, set); err != nil {
 				t.Fatalf("go-jose rejects the served card: %v", err)
 			}
-			if _, err := a2a.VerifyCard(body, signer.KeySet()); err != nil {
+			if _, err := agentcard.Verify(body, signer.KeySet()); err != nil {
 				t.Fatal(err)
 			}
 			// One byte changed in a signed member.
 			i := strings.Index(string(body), `"description": "`) + len(`"description": "`)
 			changed := append([]byte(nil), body...)
 			changed[i] ^= 0x01
-			changedPayload, err := a2a.CanonicalCard(changed)
+			changedPayload, err := agentcard.Canonical(changed)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if err := goJoseVerify(card.Signatures[0], changedPayload, set); err == nil {
 				t.Error("go-jose verified a card with a changed byte")
 			}
-			if _, err := a2a.VerifyCard(changed, signer.KeySet()); err == nil {
+			if _, err := agentcard.Verify(changed, signer.KeySet()); err == nil {
 				t.Error("VerifyCard verified a card with a changed byte")
 			}
 		})
 	}
-	if !strings.Contains(string(agent), a2a.ExtPluginSignatures) || !strings.Contains(string(agent), `"publisher": "alice"`) {
+	if !strings.Contains(string(agent), agentcard.ExtPluginSignatures) || !strings.Contains(string(agent), `"publisher": "alice"`) {
 		t.Errorf("the agent card does not say who signed the plugin:\n%s", agent)
 	}
-	if !strings.Contains(string(host), a2a.ExtIdentity) || !strings.Contains(string(host), testJKU) {
+	if !strings.Contains(string(host), agentcard.ExtIdentity) || !strings.Contains(string(host), testJKU) {
 		t.Errorf("the host card does not publish its keys:\n%s", host)
 	}
 }
@@ -151,8 +151,8 @@ func TestCanonicalCardIgnoresShape(t *testing.T) {
 	t.Parallel()
 	signer := mustHybridSigner(t)
 	snap := &plugin.Snapshot{Revision: 1, Plugins: []*plugin.Plugin{testPlugin("math", "0.1.0", "add")}}
-	cards := a2a.NewCardService(a2a.CardConfig{APIKeyAuth: true}, func() *plugin.Snapshot { return snap },
-		a2a.CardServiceOptions{Signer: signer, ExtendedCard: true})
+	cards := agentcard.NewService(agentcard.Config{APIKeyAuth: true}, func() *plugin.Snapshot { return snap },
+		agentcard.Options{Signer: signer, ExtendedCard: true})
 	ctx := context.Background()
 	union, _, err := cards.Card(ctx)
 	if err != nil {
@@ -162,22 +162,22 @@ func TestCanonicalCardIgnoresShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1, err := a2a.MarshalV1(card)
+	v1, err := agentcard.MarshalV1(card)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := a2a.CanonicalCard(union)
+	a, err := agentcard.Canonical(union)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := a2a.CanonicalCard(v1)
+	b, err := agentcard.Canonical(v1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(string(a), string(b)); diff != "" {
 		t.Errorf("canonical union vs v1.0 JSON (-union +v1):\n%s", diff)
 	}
-	if _, err := a2a.VerifyCard(v1, signer.KeySet()); err != nil {
+	if _, err := agentcard.Verify(v1, signer.KeySet()); err != nil {
 		t.Errorf("the v1.0 JSON of the card does not verify: %v", err)
 	}
 	if strings.Contains(string(a), `"signatures":`) || strings.Contains(string(a), `"preferredTransport":`) {
@@ -197,7 +197,7 @@ func TestCanonicalCardMatchesJSSDKGolden(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			t.Parallel()
-			got, err := a2a.CanonicalCard(mustRead(t, f))
+			got, err := agentcard.Canonical(mustRead(t, f))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -215,7 +215,7 @@ func TestCardResignedOnChange(t *testing.T) {
 	signer := mustHybridSigner(t)
 	var cur atomic.Pointer[plugin.Snapshot]
 	cur.Store(&plugin.Snapshot{Revision: 1, Plugins: []*plugin.Plugin{testPlugin("math", "0.1.0", "add")}})
-	cards := a2a.NewCardService(a2a.CardConfig{}, cur.Load, a2a.CardServiceOptions{Signer: signer})
+	cards := agentcard.NewService(agentcard.Config{}, cur.Load, agentcard.Options{Signer: signer})
 	ctx := context.Background()
 	first, _, err := cards.Card(ctx)
 	if err != nil {
@@ -230,7 +230,7 @@ func TestCardResignedOnChange(t *testing.T) {
 		t.Fatal("card unchanged after the plugin set changed")
 	}
 	for _, body := range [][]byte{first, second} {
-		if _, err := a2a.VerifyCard(body, signer.KeySet()); err != nil {
+		if _, err := agentcard.Verify(body, signer.KeySet()); err != nil {
 			t.Errorf("card does not verify: %v", err)
 		}
 	}
@@ -247,8 +247,8 @@ func TestExtendedCardSigned(t *testing.T) {
 	signed.Signing = &plugin.Signing{Statement: plugin.Statement{WasmSHA256: strings.Repeat("ab", 32)},
 		Signers: []plugin.Signer{{KeyID: "k1", Alg: "EdDSA", Publisher: "alice", Trusted: true}}}
 	snap := &plugin.Snapshot{Revision: 1, Plugins: []*plugin.Plugin{testPlugin("text-tools", "1.2.0", "uppercase"), signed}}
-	cards := a2a.NewCardService(a2a.CardConfig{APIKeyAuth: true}, func() *plugin.Snapshot { return snap },
-		a2a.CardServiceOptions{Signer: signer, ExtendedCard: true})
+	cards := agentcard.NewService(agentcard.Config{APIKeyAuth: true}, func() *plugin.Snapshot { return snap },
+		agentcard.Options{Signer: signer, ExtendedCard: true})
 	tests := []struct {
 		name, tenant string
 		scopes       []string
@@ -266,20 +266,20 @@ func TestExtendedCardSigned(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			body, err := a2a.MarshalV1(card)
+			body, err := agentcard.MarshalV1(card)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if len(card.Signatures) != 2 {
 				t.Fatalf("%d signatures, want one per key", len(card.Signatures))
 			}
-			if _, err := a2a.VerifyCard(body, signer.KeySet()); err != nil {
+			if _, err := agentcard.Verify(body, signer.KeySet()); err != nil {
 				t.Fatalf("the extended card does not verify: %v", err)
 			}
 			i := strings.Index(string(body), `"description":"`) + len(`"description":"`)
 			changed := append([]byte(nil), body...)
 			changed[i] ^= 0x01
-			if _, err := a2a.VerifyCard(changed, signer.KeySet()); err == nil {
+			if _, err := agentcard.Verify(changed, signer.KeySet()); err == nil {
 				t.Error("an extended card with a changed byte verifies")
 			}
 			if got := strings.Contains(string(body), `"publisher":"alice"`); got != tt.wantMath {
@@ -295,8 +295,8 @@ func TestExtendedCardSigned(t *testing.T) {
 func TestVerifyCardRefusesRepeatedMembers(t *testing.T) {
 	t.Parallel()
 	signer := mustHybridSigner(t)
-	host, _ := signedCards(t, signer, a2a.CardConfig{BaseURL: "https://agents.example"})
-	if _, err := a2a.VerifyCard(host, signer.KeySet()); err != nil {
+	host, _ := signedCards(t, signer, agentcard.Config{BaseURL: "https://agents.example"})
+	if _, err := agentcard.Verify(host, signer.KeySet()); err != nil {
 		t.Fatalf("as signed: %v", err)
 	}
 	var card map[string]json.RawMessage
@@ -304,7 +304,7 @@ func TestVerifyCardRefusesRepeatedMembers(t *testing.T) {
 		t.Fatalf("card %s: %v", host, err)
 	}
 	forged := strings.Replace(string(host), "{", `{"name":"Forged Agent",`, 1)
-	if _, err := a2a.VerifyCard([]byte(forged), signer.KeySet()); err == nil {
+	if _, err := agentcard.Verify([]byte(forged), signer.KeySet()); err == nil {
 		t.Errorf("a card naming name twice verified: %.200s", forged)
 	}
 }

@@ -1,4 +1,4 @@
-package a2a_test
+package agentcard_test
 
 import (
 	"bytes"
@@ -13,10 +13,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/skillhost/skillhost/host/internal/a2a"
+	"github.com/skillhost/skillhost/host/internal/a2a/agentcard"
 )
 
-// jsVerifier installs testdata/jsverify (the official @a2a-js/sdk, pinned
+// jsVerifier installs ../testdata/jsverify (the official @a2a-js/sdk, pinned
 // by its package-lock.json) once into the user cache and returns the
 // folder holding verify.mjs. node and npm are needed; the test is skipped
 // without them, except in CI (CI=true), where .ci/run installs them.
@@ -30,7 +30,7 @@ func jsVerifier(t *testing.T) string {
 			t.Skipf("%s is not on PATH (CI installs it)", tool)
 		}
 	}
-	src := "testdata/jsverify"
+	src := "../testdata/jsverify" // shared with examples (docs programs)
 	h := sha256.New()
 	files := []string{"package.json", "package-lock.json", "verify.mjs"}
 	for _, f := range files {
@@ -114,8 +114,8 @@ func TestSignedCardWithJSSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, agent := signedCards(t, signer, a2a.CardConfig{BaseURL: "https://agents.example", Stdio: true, APIKeyAuth: true, BearerAuth: true})
-	plain, _ := signedCards(t, signer, a2a.CardConfig{})
+	host, agent := signedCards(t, signer, agentcard.Config{BaseURL: "https://agents.example", Stdio: true, APIKeyAuth: true, BearerAuth: true})
+	plain, _ := signedCards(t, signer, agentcard.Config{})
 	for name, body := range map[string][]byte{"host": host, "agent": agent, "plain": plain} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -123,7 +123,7 @@ func TestSignedCardWithJSSDK(t *testing.T) {
 			if !r.OK {
 				t.Fatalf("@a2a-js/sdk rejects the served card: %s", r.Error)
 			}
-			ours, err := a2a.CanonicalCard(body)
+			ours, err := agentcard.Canonical(body)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,12 +1,27 @@
-package a2a
+// Package push stores A2A push notification configs and queues every
+// update of a task with configs for delivery.
+//
+// A task's push configs live in one record of the KV bucket Bucket, keyed
+// by the owner's hash and the task id, so only the task's owner reads or
+// changes them and the host running the task finds them with one read. Every status change and artifact of a task
+// with configs is POSTed to each config's URL as the StreamResponse JSON the
+// streams carry, with the config's token (A2A-Notification-Token) and
+// authentication (Authorization), by the host's delivery service
+// (delivery.Service: per-key and per-destination shares, retries with
+// exponential backoff, http_fetch's dial guard: loopback, private and
+// metadata addresses are refused unless net.allow_private lists them).
+package push
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -20,29 +35,20 @@ import (
 	"github.com/skillhost/skillhost/host/internal/store"
 )
 
-// Push notifications. A task's push configs live in one record of the
-// KV bucket PushBucket, keyed by the owner's hash and the task id, so only
-// the task's owner reads or changes them and the host running the task
-// finds them with one read. Every status change and artifact of a task
-// with configs is POSTed to each config's URL as the StreamResponse JSON the
-// streams carry, with the config's token (A2A-Notification-Token) and
-// authentication (Authorization), by the host's delivery service
-// (delivery.Service: per-key and per-destination shares, retries with
-// exponential backoff, http_fetch's dial guard: loopback, private and
-// metadata addresses are refused unless net.allow_private lists them).
+// Names and caps of push configs.
 const (
-	PushBucket         = "skillhost_a2a_push"
-	PushTokenHeader    = "A2A-Notification-Token"
-	MaxPushURLBytes    = 2048
-	MaxPushTokenBytes  = 1024
-	MaxPushCredentials = 4096
+	Bucket         = "skillhost_a2a_push"
+	TokenHeader    = "A2A-Notification-Token"
+	MaxURLBytes    = 2048
+	MaxTokenBytes  = 1024
+	MaxCredentials = 4096
 	// DeliveryKind is the delivery.Request Kind of push notifications
 	// (the kind label of the delivery metrics).
 	DeliveryKind = "push"
 )
 
-// PushOptions configure OpenPush.
-type PushOptions struct {
+// Options configure Open.
+type Options struct {
 	// Push is the a2a.push.* section: max_per_task (push configs of one
 	// task), max_per_key (of one owner), timeout (one POST), max_attempts
 	// (POSTs of one update). Optional: the zero section is
@@ -53,15 +59,15 @@ type PushOptions struct {
 	Delivery  *delivery.Service
 	Net       hostfn.NetPolicy // the dial guard of http_fetch (net.allow_private), checked on literal URLs
 	Backoff   time.Duration    // wait after the first failed POST, doubling up to 30s; default 500ms
-	Retention time.Duration    // configs expire with their task; default DefaultTaskRetention
+	Retention time.Duration    // configs expire with their task; default a2a.DefaultTaskRetention (7 days)
 	Logger    *slog.Logger
 }
 
-// Push stores push configs and queues task updates for delivery. It is
+// Service stores push configs and queues task updates for delivery. It is
 // safe for concurrent use; Run keeps its index of tasks with configs.
-type Push struct {
+type Service struct {
 	kv    *store.Bucket[pushRecord]
-	opts  PushOptions
+	opts  Options
 	log   *slog.Logger
 	index pushIndex
 	stats struct{ skipped, lookups atomic.Uint64 }
@@ -73,18 +79,18 @@ type pushRecord struct {
 	Configs []*a2av1.PushConfig `json:"configs"`
 }
 
-// OpenPush creates or binds the push bucket on st.
-func OpenPush(ctx context.Context, st *store.Store, opts PushOptions) (*Push, error) {
+// Open creates or binds the push bucket on st.
+func Open(ctx context.Context, st *store.Store, opts Options) (*Service, error) {
 	if opts.Push == (config.Push{}) {
 		opts.Push = config.Defaults().A2A.Push
 	}
 	opts.Backoff = cmpOr(opts.Backoff, 500*time.Millisecond)
-	opts.Retention = cmpOr(opts.Retention, DefaultTaskRetention)
+	opts.Retention = cmpOr(opts.Retention, defaultRetention)
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	kv, err := store.OpenBucket[pushRecord](ctx, st, store.BucketConfig{
-		Name: PushBucket, Description: "skillhost A2A push notification configs", TTL: opts.Retention,
+		Name: Bucket, Description: "skillhost A2A push notification configs", TTL: opts.Retention,
 		MaxValueBytes: 1 << 20, What: "push configs", Retries: maxUpdateRetries,
 		Contended: func(string) error {
 			return fault.New(fault.Internal, fault.ReasonInternal, "push configs are changing too fast; retry")
@@ -93,7 +99,7 @@ func OpenPush(ctx context.Context, st *store.Store, opts PushOptions) (*Push, er
 	if err != nil {
 		return nil, fmt.Errorf("a2a: push bucket: %w", err)
 	}
-	p := &Push{kv: kv, opts: opts, log: opts.Logger}
+	p := &Service{kv: kv, opts: opts, log: opts.Logger}
 	p.index.init()
 	if err := p.prime(ctx); err != nil {
 		return nil, err
@@ -108,23 +114,42 @@ func cmpOr[T int | time.Duration](v, def T) T {
 	return v
 }
 
-func pushKey(owner string, task a2av1.TaskID) string {
-	return hashToken("owner:"+owner) + "." + string(task)
+// The task store's values these follow (a2a.DefaultTaskRetention,
+// a2a.MaxTaskIDLen and its id pattern, its CAS retries); a2a's tests
+// compare them.
+const (
+	defaultRetention = 7 * 24 * time.Hour
+	maxIDLen         = 128
+	maxUpdateRetries = 32
+	ownerHashHex     = 32 // hex digits of an owner's hash in a record key
+)
+
+var validID = regexp.MustCompile(`^[A-Za-z0-9_=-]+$`)
+
+// ownerHash is the hashed owner that prefixes its record keys (the task
+// index's hash of the same token).
+func ownerHash(owner string) string {
+	sum := sha256.Sum256([]byte("owner:" + owner))
+	return hex.EncodeToString(sum[:])[:ownerHashHex]
 }
 
-// check validates a config a client sent, and fills its id.
-func (p *Push) check(c *a2av1.PushConfig) error {
+func pushKey(owner string, task a2av1.TaskID) string {
+	return ownerHash(owner) + "." + string(task)
+}
+
+// Check validates a config a client sent, and fills its id.
+func (p *Service) Check(c *a2av1.PushConfig) error {
 	bad := func(field, msg string) error {
 		return fault.Newf(fault.InvalidParams, fault.ReasonInvalidParams, "push config %s %s", field, msg).With("field", field)
 	}
 	if c.ID == "" {
 		c.ID = string(a2av1.NewTaskID())
 	}
-	if len(c.ID) > MaxTaskIDLen || !validTaskID.MatchString(c.ID) {
+	if len(c.ID) > maxIDLen || !validID.MatchString(c.ID) {
 		return bad("id", "must be 1..128 of A-Z a-z 0-9 _ = -")
 	}
-	if len(c.URL) > MaxPushURLBytes {
-		return bad("url", fmt.Sprintf("must be at most %d bytes", MaxPushURLBytes))
+	if len(c.URL) > MaxURLBytes {
+		return bad("url", fmt.Sprintf("must be at most %d bytes", MaxURLBytes))
 	}
 	u, err := url.Parse(c.URL)
 	switch {
@@ -142,12 +167,12 @@ func (p *Push) check(c *a2av1.PushConfig) error {
 			return bad("url", "is refused: "+err.Error())
 		}
 	}
-	if len(c.Token) > MaxPushTokenBytes {
-		return bad("token", fmt.Sprintf("must be at most %d bytes", MaxPushTokenBytes))
+	if len(c.Token) > MaxTokenBytes {
+		return bad("token", fmt.Sprintf("must be at most %d bytes", MaxTokenBytes))
 	}
 	if a := c.Auth; a != nil {
-		if len(a.Credentials) > MaxPushCredentials {
-			return bad("authentication.credentials", fmt.Sprintf("must be at most %d bytes", MaxPushCredentials))
+		if len(a.Credentials) > MaxCredentials {
+			return bad("authentication.credentials", fmt.Sprintf("must be at most %d bytes", MaxCredentials))
 		}
 		if s := strings.ToLower(a.Scheme); s != "bearer" && s != "basic" {
 			return bad("authentication.scheme", "must be Bearer or Basic")
@@ -158,7 +183,7 @@ func (p *Push) check(c *a2av1.PushConfig) error {
 
 // read returns the task's configs (an empty record when it has none) and
 // the record's revision (0: none stored).
-func (p *Push) read(ctx context.Context, owner string, task a2av1.TaskID) (*pushRecord, uint64, error) {
+func (p *Service) read(ctx context.Context, owner string, task a2av1.TaskID) (*pushRecord, uint64, error) {
 	e, err := p.kv.Get(ctx, pushKey(owner, task))
 	switch {
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, store.ErrUndecodable):
@@ -173,7 +198,7 @@ func (p *Push) read(ctx context.Context, owner string, task a2av1.TaskID) (*push
 
 // change applies f to the task's configs with a revision-checked write
 // (the record is deleted once it holds none).
-func (p *Push) change(ctx context.Context, owner string, task a2av1.TaskID, f func(*pushRecord) error) error {
+func (p *Service) change(ctx context.Context, owner string, task a2av1.TaskID, f func(*pushRecord) error) error {
 	key := pushKey(owner, task)
 	e, err := p.kv.Change(ctx, key, store.Change[pushRecord]{Upsert: true, ReplaceUndecodable: true, Apply: func(rec *pushRecord) error {
 		if rec.Owner != owner { // none stored, or not decodable as the owner's
@@ -198,9 +223,9 @@ func (p *Push) change(ctx context.Context, owner string, task a2av1.TaskID, f fu
 
 // ownerCount counts the push configs of owner across its tasks (at most
 // MaxPerKey task records are read).
-func (p *Push) ownerCount(ctx context.Context, owner string) (int, error) {
+func (p *Service) ownerCount(ctx context.Context, owner string) (int, error) {
 	n := 0
-	for key, err := range p.kv.Keys(ctx, hashToken("owner:"+owner)+".*") {
+	for key, err := range p.kv.Keys(ctx, ownerHash(owner)+".*") {
 		if err != nil {
 			return 0, err
 		}
@@ -214,10 +239,11 @@ func (p *Push) ownerCount(ctx context.Context, owner string) (int, error) {
 	return n, nil
 }
 
-// set stores c for the task (replacing a config of the same id), within
-// the per-task and per-owner caps.
-func (p *Push) set(ctx context.Context, owner string, c *a2av1.PushConfig) (*a2av1.PushConfig, error) {
-	if err := p.check(c); err != nil {
+// Set stores c for the task (replacing a config of the same id), within
+// the per-task and per-owner caps; the caller has checked that owner owns
+// the task.
+func (p *Service) Set(ctx context.Context, owner string, c *a2av1.PushConfig) (*a2av1.PushConfig, error) {
+	if err := p.Check(c); err != nil {
 		return nil, err
 	}
 	total, err := p.ownerCount(ctx, owner)
@@ -246,4 +272,31 @@ func (p *Push) set(ctx context.Context, owner string, c *a2av1.PushConfig) (*a2a
 		return nil, err
 	}
 	return &stored, nil
+}
+
+// List returns the push configs owner stored for task (empty, not nil,
+// when it has none).
+func (p *Service) List(ctx context.Context, owner string, task a2av1.TaskID) ([]*a2av1.PushConfig, error) {
+	rec, _, err := p.read(ctx, owner, task)
+	if err != nil {
+		return nil, err
+	}
+	if rec.Configs == nil {
+		rec.Configs = []*a2av1.PushConfig{}
+	}
+	return rec.Configs, nil
+}
+
+// Delete deletes owner's push config id of task (deleting a missing one
+// succeeds).
+func (p *Service) Delete(ctx context.Context, owner string, task a2av1.TaskID, id string) error {
+	return p.change(ctx, owner, task, func(r *pushRecord) error {
+		for i, c := range r.Configs {
+			if c.ID == id {
+				r.Configs = append(r.Configs[:i], r.Configs[i+1:]...)
+				break
+			}
+		}
+		return nil
+	})
 }

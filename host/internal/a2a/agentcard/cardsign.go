@@ -1,4 +1,4 @@
-package a2a
+package agentcard
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/skillhost/skillhost/host/internal/identity"
 	"github.com/skillhost/skillhost/host/internal/plugin"
+	"github.com/skillhost/skillhost/host/internal/provenance"
 )
 
 // Extension URIs of signing.
@@ -18,6 +19,9 @@ const (
 	// ExtPluginSignatures says, per plugin, whether its folder is signed
 	// (plugin.sig) and by which keys. Declared when any plugin is signed.
 	ExtPluginSignatures = "https://skillhost.dev/ext/plugin-signatures/v1"
+	// ExtProvenance declares that tasks carry signed provenance chains (in
+	// their metadata under this URI; a2a.ExtProvenance).
+	ExtProvenance = provenance.ExtURI
 )
 
 // withSigningExtensions adds the identity extension (when signer is set)
@@ -62,7 +66,7 @@ func withSigningExtensions(card *a2av1.AgentCard, signer *identity.Signer, plugi
 }
 
 // signCard sets card.Signatures: one JWS per key of signer over the card's
-// canonical form (CanonicalCard of its union JSON), protected header
+// canonical form (Canonical of its union JSON), protected header
 // {alg, kid, typ: "JOSE", jku}. Without a signer the card is left unsigned.
 func signCard(ctx context.Context, card *a2av1.AgentCard, signer *identity.Signer) error {
 	card.Signatures = nil
@@ -73,7 +77,7 @@ func signCard(ctx context.Context, card *a2av1.AgentCard, signer *identity.Signe
 	if err != nil {
 		return err
 	}
-	payload, err := CanonicalCard(body)
+	payload, err := Canonical(body)
 	if err != nil {
 		return err
 	}
@@ -87,11 +91,11 @@ func signCard(ctx context.Context, card *a2av1.AgentCard, signer *identity.Signe
 	return nil
 }
 
-// VerifyCard checks a served card's signatures against keys: at least one
+// Verify checks a served card's signatures against keys: at least one
 // must verify over the card's canonical form. It returns the key that
 // verified.
-func VerifyCard(card []byte, keys *identity.KeySet) (*identity.PublicKey, error) {
-	payload, err := CanonicalCard(card)
+func Verify(card []byte, keys *identity.KeySet) (*identity.PublicKey, error) {
+	payload, err := Canonical(card)
 	if err != nil {
 		return nil, err
 	}
@@ -113,4 +117,19 @@ func VerifyCard(card []byte, keys *identity.KeySet) (*identity.PublicKey, error)
 		errs = append(errs, err)
 	}
 	return nil, fmt.Errorf("a2a: no card signature verifies: %v", errs)
+}
+
+// taskVerifyMethod is the JSON-RPC method that verifies a task's
+// provenance chain (a2a.VerifyMethod; listed in CleverAgentsMethods).
+const taskVerifyMethod = "_cleveragents/task/verify"
+
+// provenanceExtension declares the provenance extension of a signing host.
+func provenanceExtension(signer *identity.Signer) a2av1.AgentExtension {
+	params := map[string]any{"metadata_key": ExtProvenance, "verify_method": taskVerifyMethod,
+		"links": []any{provenance.KindTransition, provenance.KindArtifact, provenance.KindPeer}}
+	if signer.JKU() != "" {
+		params["jwks"] = signer.JKU()
+	}
+	return a2av1.AgentExtension{URI: ExtProvenance, Params: params,
+		Description: "every task and plan transition and artifact signed by the host key, hash-chained; in task metadata under this URI"}
 }
