@@ -67,7 +67,7 @@ func (m *Manager) runStep(ctx context.Context, msg *store.Job, j job, seq uint64
 	var next *begun // the step complete began in place of queuing it
 	jobLog := log
 	for {
-		out, rec, attempt, runErr := m.attempt(sctx, j, seq, next)
+		out, rec, rev, attempt, runErr := m.attempt(sctx, j, seq, next)
 		next = nil
 		switch {
 		case ctx.Err() != nil:
@@ -78,7 +78,7 @@ func (m *Manager) runStep(ctx context.Context, msg *store.Job, j job, seq uint64
 			m.ack(ctx, msg, log) // the plan ended (or moved on) meanwhile
 			return
 		case runErr == nil:
-			if next = m.complete(ctx, msg, j, seq, rec, out, delivered == 1, log); next == nil {
+			if next = m.complete(ctx, msg, j, seq, rec, rev, out, delivered == 1, log); next == nil {
 				return
 			}
 			untrack()
@@ -147,6 +147,7 @@ func (e *storeError) Unwrap() error { return e.err }
 type begun struct {
 	step    int
 	rec     *Record // as checkpointed with the start
+	rev     uint64  // rec's revision
 	release func()
 }
 
@@ -186,7 +187,7 @@ func (m *Manager) begin(ctx context.Context, j job, seq uint64) (*begun, *Record
 		return nil, rec, ctx.Err()
 	}
 	held := func() { <-m.workers; release() }
-	started, err := m.recs.update(ctx, j.SessionID, j.PlanID, func(r *Record) error {
+	started, rev, err := m.recs.updateFrom(ctx, j.SessionID, j.PlanID, nil, 0, func(r *Record) error {
 		if err := owns(r, j, seq); err != nil {
 			return err
 		}
@@ -200,7 +201,7 @@ func (m *Manager) begin(ctx context.Context, j job, seq uint64) (*begun, *Record
 		}
 		return nil, rec, &storeError{err}
 	}
-	return &begun{step: j.Step, rec: started, release: held}, started, nil
+	return &begun{step: j.Step, rec: started, rev: rev, release: held}, started, nil
 }
 
 // markStarted records in r the start of step i by the job with stream
@@ -217,23 +218,23 @@ func (m *Manager) markStarted(r *Record, i int, seq uint64, now time.Time) {
 // attempt's start and the attempt number; errStale when the job may no
 // longer run the step, a *storeError when the record could not be read or
 // written.
-func (m *Manager) attempt(ctx context.Context, j job, seq uint64, s *begun) (*StepOutcome, *Record, int, error) {
+func (m *Manager) attempt(ctx context.Context, j job, seq uint64, s *begun) (*StepOutcome, *Record, uint64, int, error) {
 	if s == nil {
 		var rec *Record
 		var err error
 		if s, rec, err = m.begin(ctx, j, seq); err != nil {
-			return nil, rec, 0, err
+			return nil, rec, 0, 0, err
 		}
 	}
 	defer s.release()
-	rec := s.rec
+	rec, rev := s.rec, s.rev
 	step := rec.Definition.Steps[j.Step]
 	attempt := rec.Checkpoint.Steps[j.Step].Attempts
 	m.emit(ctx, rec, events.PlanStepStarted, step.ID, attempt, nil)
 	input, ferr := rec.Definition.resolveParams(j.Step, func(k int) json.RawMessage { return rec.Checkpoint.Steps[k].Output },
 		rec.Input, int(m.cfg.MaxRecord))
 	if ferr != nil {
-		return nil, rec, attempt, ferr
+		return nil, rec, rev, attempt, ferr
 	}
 	call := m.stepCall(rec, j)
 	call.Input = input
@@ -247,7 +248,7 @@ func (m *Manager) attempt(ctx context.Context, j job, seq uint64, s *begun) (*St
 	if err == nil && len(out.Output) > int(m.cfg.MaxRecord) {
 		err = m.recs.tooLarge(len(out.Output)) // cannot fit the checkpoint: spare the encoding
 	}
-	return out, rec, attempt, err
+	return out, rec, rev, attempt, err
 }
 
 // stepProgress publishes a step's progress reports as plan events.
@@ -290,14 +291,17 @@ func (m *Manager) stepCall(rec *Record, j job) StepCall {
 // With chain (the job's first delivery), the first step it makes ready
 // that has room here at once is started in the same checkpoint instead of
 // queued, and returned: the caller runs it under msg.
-func (m *Manager) complete(ctx context.Context, msg *store.Job, j job, seq uint64, started *Record, out *StepOutcome, chain bool, log *slog.Logger) *begun {
+func (m *Manager) complete(ctx context.Context, msg *store.Job, j job, seq uint64, started *Record, rev uint64, out *StepOutcome, chain bool, log *slog.Logger) *begun {
 	g := started.Definition.graph()
 	var next *begun
 	if chain {
 		next = m.reserveNext(ctx, started, j, g)
 	}
 	inline := false
-	rec, err := m.recs.update(ctx, j.SessionID, j.PlanID, func(r *Record) error {
+	stepID := started.Definition.Steps[j.Step].ID
+	// started is this runner's own last write: not read again (it is
+	// changed in place) unless the record changed since.
+	rec, rev, err := m.recs.updateFrom(ctx, j.SessionID, j.PlanID, started, rev, func(r *Record) error {
 		if err := owns(r, j, seq); err != nil {
 			return err
 		}
@@ -337,7 +341,7 @@ func (m *Manager) complete(ctx context.Context, msg *store.Job, j job, seq uint6
 		return nil
 	}
 	st := rec.Checkpoint.Steps[j.Step]
-	m.emit(ctx, rec, events.PlanStepCompleted, started.Definition.Steps[j.Step].ID, st.Attempts,
+	m.emit(ctx, rec, events.PlanStepCompleted, stepID, st.Attempts,
 		map[string]any{"duration_ms": out.Duration.Milliseconds()})
 	switch {
 	case rec.Status != StatusExecuting:
@@ -355,7 +359,7 @@ func (m *Manager) complete(ctx context.Context, msg *store.Job, j job, seq uint6
 			log.Warn("plan: queuing ready steps failed; retried when this job ends", "err", err)
 		}
 	}
-	next.rec = rec
+	next.rec, next.rev = rec, rev
 	return next
 }
 
