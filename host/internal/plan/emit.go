@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/skillhost/skillhost/host/internal/events"
 )
@@ -49,8 +50,14 @@ func (m *Manager) publishEvent(ctx context.Context, ev events.Event) {
 	}
 }
 
-// eventQueueLen bounds the events a step runner is ahead of the log.
-const eventQueueLen = 64
+const (
+	// eventQueueLen bounds the events a step runner is ahead of the log.
+	eventQueueLen = 64
+	// eventWait bounds the publish of a queued event. A queued event is
+	// published even when the step that emitted it was cancelled since
+	// (its publish no longer follows the step's context).
+	eventWait = 5 * time.Second
+)
 
 // eventQueue stores one step runner's events in the order emitted, so
 // the runner does not wait for the event log's write (an fsync) of each:
@@ -96,12 +103,14 @@ func (q *eventQueue) run() {
 			close(e.flushed)
 			continue
 		}
-		q.m.publishEvent(e.ctx, e.ev)
+		ctx, cancel := context.WithTimeout(e.ctx, eventWait)
+		q.m.publishEvent(ctx, e.ev)
+		cancel()
 	}
 }
 
 func (q *eventQueue) put(ctx context.Context, ev events.Event) {
-	q.ch <- queued{ctx: ctx, ev: ev}
+	q.ch <- queued{ctx: context.WithoutCancel(ctx), ev: ev}
 }
 
 // flushEvents waits until the events queued on ctx's runner are stored
