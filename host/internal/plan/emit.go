@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/skillhost/skillhost/host/internal/events"
@@ -69,6 +70,8 @@ type eventQueue struct {
 	m    *Manager
 	ch   chan queued
 	done chan struct{}
+	mu   sync.RWMutex // held to send on ch; stop closes ch under it
+	shut bool         // ch is closed: an event emitted late is published at once
 }
 
 // queued is an event to publish with the context it was emitted with, or
@@ -91,7 +94,10 @@ func (m *Manager) withEventQueue(ctx context.Context) (_ context.Context, stop f
 	q := &eventQueue{m: m, ch: make(chan queued, eventQueueLen), done: make(chan struct{})}
 	go q.run()
 	return context.WithValue(ctx, eventQueueKey{}, q), func() {
+		q.mu.Lock()
+		q.shut = true
 		close(q.ch)
+		q.mu.Unlock()
 		<-q.done
 	}
 }
@@ -110,6 +116,14 @@ func (q *eventQueue) run() {
 }
 
 func (q *eventQueue) put(ctx context.Context, ev events.Event) {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	if q.shut { // e.g. a progress report that outlived its step's run
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), eventWait)
+		defer cancel()
+		q.m.publishEvent(ctx, ev)
+		return
+	}
 	q.ch <- queued{ctx: context.WithoutCancel(ctx), ev: ev}
 }
 
@@ -121,6 +135,12 @@ func flushEvents(ctx context.Context) {
 		return
 	}
 	done := make(chan struct{})
+	q.mu.RLock()
+	if q.shut {
+		q.mu.RUnlock()
+		return
+	}
 	q.ch <- queued{flushed: done}
+	q.mu.RUnlock()
 	<-done
 }
