@@ -14,7 +14,9 @@
 //     hands each job to one worker (explicit ack, MaxDeliver deliveries at
 //     most). The worker runs the step through the plugin registry,
 //     checkpoints its output, enqueues the next step's job and only then
-//     acknowledges. A job left unacknowledged by a crash is redelivered after
+//     acknowledges — or, when the next step has room on this host at once,
+//     starts it in that same checkpoint and runs it under the same job
+//     (Record.heldBy names the step a job holds). A job left unacknowledged by a crash is redelivered after
 //     AckWait, and its plan resumes from the checkpoint: completed steps are
 //     never run again, the interrupted one runs again. A step that was
 //     running when its host died Config.MaxCrashes times (each start is

@@ -30,6 +30,9 @@ type Executor interface {
 // function that gives the room back. The runner reserves before it takes
 // one of its own workers, so steps queue behind a busy plugin instead of
 // failing with pool_saturated or holding workers other plans could use.
+// Called with a context that has already ended, Reserve should not wait:
+// it returns room that is free at once, or ctx's error (the runner asks so
+// before it runs a step it made ready itself rather than queuing it).
 type Reserver interface {
 	Reserve(ctx context.Context, call StepCall) (release func(), err error)
 }
@@ -124,6 +127,11 @@ func (e *LocalExecutor) Reserve(ctx context.Context, c StepCall) (func(), error)
 		e.slots[key] = slots
 	}
 	e.mu.Unlock()
+	select {
+	case slots <- struct{}{}: // free now: taken even when ctx has ended
+		return func() { <-slots }, nil
+	default:
+	}
 	select {
 	case slots <- struct{}{}:
 		return func() { <-slots }, nil

@@ -100,6 +100,14 @@ func (r *records) seal(before shape, rec *Record) error {
 					return err
 				}
 			}
+			if prev.Status == StepPending && st.Status == StepRunning {
+				// Queued and started in one write (runStep runs a step it made
+				// ready): the chain records both moves, as when its job ran it.
+				if err := add(provenance.Link{Kind: provenance.KindTransition, Subject: subject, From: StepPending, To: StepQueued}); err != nil {
+					return err
+				}
+				prev.Status = StepQueued
+			}
 			l := provenance.Link{Kind: provenance.KindTransition, Subject: subject, From: prev.Status, To: st.Status}
 			if st.Error != nil && st.Error != prev.Error {
 				l.Reason = reasonOf(st.Error)

@@ -43,7 +43,7 @@ func (m *Manager) start(ctx context.Context, msg *store.Job, j job, seq uint64, 
 		m.ack(ctx, msg, log)
 		return
 	case err != nil:
-		m.retry(msg, log, err)
+		m.retry(ctx, msg, log, err)
 		return
 	}
 	step := rec.Definition.Steps[j.Step]
@@ -63,7 +63,7 @@ func (m *Manager) start(ctx context.Context, msg *store.Job, j job, seq uint64, 
 	case rec.Deadline != nil && !time.Now().Before(*rec.Deadline):
 		m.fail(ctx, msg, j, fault.New(fault.Timeout, fault.ReasonTimeout, "the plan's execution timeout passed"), log)
 	default:
-		m.runStep(ctx, msg, j, seq, rec.Owner, log)
+		m.runStep(ctx, msg, j, seq, rec.Owner, delivered, log)
 	}
 }
 

@@ -237,9 +237,23 @@ var errUnchanged = store.ErrUnchanged
 // error aborts. A write that starts an execution is new work of the plan's
 // owner, admitted like a new plan (quota.go).
 func (r *records) update(ctx context.Context, sessionID, planID string, fn func(*Record) error) (*Record, error) {
+	rec, _, err := r.updateFrom(ctx, sessionID, planID, nil, 0, fn)
+	return rec, err
+}
+
+// updateFrom is update starting from the record this host last wrote (from,
+// at revision rev; fn changes it in place) instead of reading it again,
+// unless it changed since; it returns the revision written too. A nil from
+// reads.
+func (r *records) updateFrom(ctx context.Context, sessionID, planID string, from *Record, rev uint64, fn func(*Record) error) (*Record, uint64, error) {
 	k := key(sessionID, planID)
 	var before shape
+	var last *store.Entry[Record]
+	if from != nil {
+		last = &store.Entry[Record]{Key: k, Value: from, Revision: rev}
+	}
 	e, err := r.kv.Change(ctx, k, store.Change[Record]{
+		From: last,
 		Apply: func(rec *Record) error {
 			before = shapeOf(rec)
 			if err := fn(rec); err != nil {
@@ -260,7 +274,7 @@ func (r *records) update(ctx context.Context, sessionID, planID string, fn func(
 		},
 	})
 	if err != nil {
-		return e.Value, planErr(planID, err)
+		return e.Value, e.Revision, planErr(planID, err)
 	}
-	return e.Value, nil
+	return e.Value, e.Revision, nil
 }

@@ -126,12 +126,12 @@ func (m *Manager) handle(ctx context.Context, msg *store.Job) {
 		return
 	}
 	if err != nil {
-		m.retry(msg, log, err)
+		m.retry(ctx, msg, log, err)
 		return
 	}
 	if rec.ExecutionID != j.ExecutionID {
 		if rec, err = m.awaitExecution(ctx, rec, j, meta.Published); err != nil {
-			m.retry(msg, log, err)
+			m.retry(ctx, msg, log, err)
 			return
 		}
 	}
@@ -153,8 +153,14 @@ func (m *Manager) handle(ctx context.Context, msg *store.Job) {
 			"the plan's checkpoint does not fit this host's version; execute the plan again"), log)
 		return
 	}
-	st := rec.Checkpoint.Steps[j.Step]
 	seq := meta.Seq
+	if k, ok := rec.heldBy(seq); ok && k != j.Step {
+		// The job went on to run step k in place of queuing its job
+		// (runStep) and was redelivered: it holds step k now.
+		j.Step = k
+		log = log.With("held_step", k)
+	}
+	st := rec.Checkpoint.Steps[j.Step]
 	switch {
 	case rec.Status != StatusExecuting:
 		m.advance(ctx, msg, rec, log) // ended meanwhile; the webhook job may be missing
@@ -225,7 +231,7 @@ func (m *Manager) heartbeat(ctx context.Context, cancel context.CancelFunc, msg 
 // duplicate window), then acknowledges msg.
 func (m *Manager) advance(ctx context.Context, msg *store.Job, rec *Record, log *slog.Logger) {
 	if err := m.enqueue(ctx, rec); err != nil {
-		m.retry(msg, log, err)
+		m.retry(ctx, msg, log, err)
 		return
 	}
 	m.ack(ctx, msg, log)
@@ -234,6 +240,7 @@ func (m *Manager) advance(ctx context.Context, msg *store.Job, rec *Record, log 
 // enqueue publishes the jobs an updated record calls for: one per queued
 // step while executing, the webhook job once ended.
 func (m *Manager) enqueue(ctx context.Context, rec *Record) error {
+	flushEvents(ctx) // the jobs' runners emit after what this one did
 	base := job{SessionID: rec.SessionID, PlanID: rec.PlanID, ExecutionID: rec.ExecutionID}
 	if rec.Status == StatusExecuting {
 		for _, i := range rec.withStatus(StepQueued) {
@@ -252,12 +259,14 @@ func (m *Manager) enqueue(ctx context.Context, rec *Record) error {
 }
 
 func (m *Manager) ack(ctx context.Context, msg *store.Job, log *slog.Logger) {
+	flushEvents(ctx)
 	if err := msg.Ack(ctx); err != nil && ctx.Err() == nil {
 		log.Warn("plan: acknowledging a step job failed; it will be redelivered", "err", err)
 	}
 }
 
-func (m *Manager) retry(msg *store.Job, log *slog.Logger, err error) {
+func (m *Manager) retry(ctx context.Context, msg *store.Job, log *slog.Logger, err error) {
+	flushEvents(ctx)
 	log.Warn("plan: step job postponed", "err", err)
 	_ = msg.NakAfter(retryDelay)
 }

@@ -84,3 +84,15 @@ func (r *Record) allCompleted() bool {
 func (r *Record) consistent() bool {
 	return len(r.Checkpoint.Steps) == len(r.Definition.Steps)
 }
+
+// heldBy returns the step the job with stream sequence seq runs (running
+// or waiting to retry), if any: a job runs its own step, then possibly the
+// steps that step made ready, one after another (runStep).
+func (r *Record) heldBy(seq uint64) (int, bool) {
+	for i, s := range r.Checkpoint.Steps {
+		if s.Job == seq && (s.Status == StepRunning || s.Status == StepRetrying) {
+			return i, true
+		}
+	}
+	return 0, false
+}

@@ -37,30 +37,37 @@ func owns(r *Record, j job, seq uint64) error {
 // runStep runs the job's step until it completes, fails for good, or the
 // plan ends: each attempt waits for room (the plugin's, then one of this
 // host's workers), is checkpointed as started, runs, and on a retryable
-// failure waits out the backoff without holding a worker.
-func (m *Manager) runStep(ctx context.Context, msg *store.Job, j job, seq uint64, owner string, log *slog.Logger) {
-	sctx, cancel := context.WithCancel(ctx)
-	if m.principals != nil {
-		// Steps run as the plan's owner: its scopes are checked again at
-		// every step (the registry does), so revoking a key stops its plans.
-		who, ok := m.principals(owner)
-		if !ok {
-			cancel()
-			m.fail(ctx, msg, j, fault.New(fault.Unauthorized, fault.ReasonInvalidCredentials,
-				"the API key that owns this plan is no longer configured"), log)
-			return
-		}
-		sctx = auth.With(sctx, who)
+// failure waits out the backoff without holding a worker. When the step
+// completes and makes a step ready that has room here at once, the job
+// runs that one next (complete): the checkpoint that stores the output
+// also records the next step's start, and no job is queued for it. The job
+// stays unacknowledged meanwhile, so a crash hands it (and the step it
+// then holds, Record.heldBy) to another runner as before.
+func (m *Manager) runStep(ctx context.Context, msg *store.Job, j job, seq uint64, owner string, delivered int, log *slog.Logger) {
+	ctx, stopEvents := m.withEventQueue(ctx)
+	defer stopEvents()
+	base, cancel := context.WithCancel(ctx)
+	// Steps run as the plan's owner: its scopes are checked again at every
+	// step (the registry does), so revoking a key stops its plans.
+	sctx, ok := m.asOwner(base, owner)
+	if !ok {
+		cancel()
+		m.fail(ctx, msg, j, fault.New(fault.Unauthorized, fault.ReasonInvalidCredentials,
+			"the API key that owns this plan is no longer configured"), log)
+		return
 	}
 	untrack := m.track(j.ExecutionID, j.Step, cancel)
-	beats := m.heartbeat(sctx, cancel, msg, j)
+	beats := m.heartbeat(base, cancel, msg, j)
 	defer func() {
 		cancel()
 		<-beats
 		untrack()
 	}()
+	var next *begun // the step complete began in place of queuing it
+	jobLog := log
 	for {
-		out, rec, attempt, runErr := m.attempt(sctx, j, seq)
+		out, rec, rev, attempt, runErr := m.attempt(sctx, j, seq, next)
+		next = nil
 		switch {
 		case ctx.Err() != nil:
 			m.handBack(ctx, j, seq, log) // shutting down: the step did not finish
@@ -70,12 +77,24 @@ func (m *Manager) runStep(ctx context.Context, msg *store.Job, j job, seq uint64
 			m.ack(ctx, msg, log) // the plan ended (or moved on) meanwhile
 			return
 		case runErr == nil:
-			m.complete(ctx, msg, j, seq, rec, out, log)
-			return
+			if next = m.complete(ctx, msg, j, seq, rec, rev, out, delivered == 1, log); next == nil {
+				return
+			}
+			untrack()
+			j.Step = next.step
+			untrack = m.track(j.ExecutionID, j.Step, cancel)
+			log = jobLog.With("held_step", j.Step)
+			if sctx, ok = m.asOwner(base, owner); !ok {
+				next.release()
+				m.fail(ctx, msg, j, fault.New(fault.Unauthorized, fault.ReasonInvalidCredentials,
+					"the API key that owns this plan is no longer configured"), log)
+				return
+			}
+			continue
 		}
 		var se *storeError
 		if errors.As(runErr, &se) {
-			m.retry(msg, log, runErr)
+			m.retry(ctx, msg, log, runErr)
 			return
 		}
 		step := rec.Definition.Steps[j.Step]
@@ -100,7 +119,7 @@ func (m *Manager) runStep(ctx context.Context, msg *store.Job, j job, seq uint64
 			m.ack(ctx, msg, log)
 			return
 		case err != nil:
-			m.retry(msg, log, err)
+			m.retry(ctx, msg, log, err)
 			return
 		}
 		data := fe.Summary().Map()
@@ -122,58 +141,101 @@ type storeError struct{ err error }
 func (e *storeError) Error() string { return e.err.Error() }
 func (e *storeError) Unwrap() error { return e.err }
 
-// attempt makes one attempt at the job's step. It returns the outcome, the
-// record as checkpointed at the attempt's start and the attempt number;
-// errStale when the job may no longer run the step, a *storeError when the
-// record could not be read or written.
-func (m *Manager) attempt(ctx context.Context, j job, seq uint64) (*StepOutcome, *Record, int, error) {
+// begun is a step whose start is checkpointed and which holds its room
+// (the plugin's and a worker) until release.
+type begun struct {
+	step    int
+	rec     *Record // as checkpointed with the start
+	rev     uint64  // rec's revision
+	release func()
+}
+
+// asOwner is ctx running as the plan owner's principal; false when the
+// owner's key is no longer configured.
+func (m *Manager) asOwner(ctx context.Context, owner string) (context.Context, bool) {
+	if m.principals == nil {
+		return ctx, true
+	}
+	who, ok := m.principals(owner)
+	if !ok {
+		return ctx, false
+	}
+	return auth.With(ctx, who), true
+}
+
+// begin waits for room for the job's step and checkpoints its start.
+func (m *Manager) begin(ctx context.Context, j job, seq uint64) (*begun, *Record, error) {
 	rec, _, err := m.recs.get(ctx, j.SessionID, j.PlanID)
 	if err != nil {
-		return nil, nil, 0, &storeError{err}
+		return nil, nil, &storeError{err}
 	}
 	if err := owns(rec, j, seq); err != nil {
-		return nil, rec, 0, err
+		return nil, rec, err
 	}
 	call := m.stepCall(rec, j)
+	release := func() {}
 	if r, ok := m.exec.(Reserver); ok {
-		release, err := r.Reserve(ctx, call)
-		if err != nil {
-			return nil, rec, 0, err
+		if release, err = r.Reserve(ctx, call); err != nil {
+			return nil, rec, err
 		}
-		defer release()
 	}
 	select {
 	case m.workers <- struct{}{}:
-		defer func() { <-m.workers }()
 	case <-ctx.Done():
-		return nil, rec, 0, ctx.Err()
+		release()
+		return nil, rec, ctx.Err()
 	}
-	rec, err = m.recs.update(ctx, j.SessionID, j.PlanID, func(r *Record) error {
+	held := func() { <-m.workers; release() }
+	started, rev, err := m.recs.updateFrom(ctx, j.SessionID, j.PlanID, nil, 0, func(r *Record) error {
 		if err := owns(r, j, seq); err != nil {
 			return err
 		}
-		st := &r.Checkpoint.Steps[j.Step]
-		now := time.Now().UTC()
-		st.Status, st.Job, st.StartedAt, st.FinishedAt = StepRunning, seq, &now, nil
-		st.Attempts++
-		st.Runs.Start(m.st.Run(now)) // if this host dies now, the next start counts it
+		m.markStarted(r, j.Step, seq, time.Now().UTC())
 		return nil
 	})
-	if errors.Is(err, errStale) {
-		return nil, rec, 0, errStale
-	}
 	if err != nil {
-		return nil, rec, 0, &storeError{err}
+		held()
+		if errors.Is(err, errStale) {
+			return nil, rec, errStale
+		}
+		return nil, rec, &storeError{err}
 	}
+	return &begun{step: j.Step, rec: started, rev: rev, release: held}, started, nil
+}
+
+// markStarted records in r the start of step i by the job with stream
+// sequence seq on this host.
+func (m *Manager) markStarted(r *Record, i int, seq uint64, now time.Time) {
+	st := &r.Checkpoint.Steps[i]
+	st.Status, st.Job, st.StartedAt, st.FinishedAt = StepRunning, seq, &now, nil
+	st.Attempts++
+	st.Runs.Start(m.st.Run(now)) // if this host dies now, the next start counts it
+}
+
+// attempt makes one attempt at the job's step, begun by complete (s) or
+// here. It returns the outcome, the record as checkpointed at the
+// attempt's start and the attempt number; errStale when the job may no
+// longer run the step, a *storeError when the record could not be read or
+// written.
+func (m *Manager) attempt(ctx context.Context, j job, seq uint64, s *begun) (*StepOutcome, *Record, uint64, int, error) {
+	if s == nil {
+		var rec *Record
+		var err error
+		if s, rec, err = m.begin(ctx, j, seq); err != nil {
+			return nil, rec, 0, 0, err
+		}
+	}
+	defer s.release()
+	rec, rev := s.rec, s.rev
 	step := rec.Definition.Steps[j.Step]
 	attempt := rec.Checkpoint.Steps[j.Step].Attempts
 	m.emit(ctx, rec, events.PlanStepStarted, step.ID, attempt, nil)
 	input, ferr := rec.Definition.resolveParams(j.Step, func(k int) json.RawMessage { return rec.Checkpoint.Steps[k].Output },
 		rec.Input, int(m.cfg.MaxRecord))
 	if ferr != nil {
-		return nil, rec, attempt, ferr
+		return nil, rec, rev, attempt, ferr
 	}
-	call = m.stepCall(rec, j)
+	call := m.stepCall(rec, j)
 	call.Input = input
 	call.Progress = &stepProgress{m: m, ctx: ctx, rec: rec, step: step.ID, attempt: attempt}
 	// the step runs as its session under its own request id (the principal,
@@ -185,7 +247,7 @@ func (m *Manager) attempt(ctx context.Context, j job, seq uint64) (*StepOutcome,
 	if err == nil && len(out.Output) > int(m.cfg.MaxRecord) {
 		err = m.recs.tooLarge(len(out.Output)) // cannot fit the checkpoint: spare the encoding
 	}
-	return out, rec, attempt, err
+	return out, rec, rev, attempt, err
 }
 
 // stepProgress publishes a step's progress reports as plan events.
@@ -223,51 +285,6 @@ func (m *Manager) stepCall(rec *Record, j job) StepCall {
 	}
 }
 
-// complete checkpoints the step's output, queues the steps it made ready
-// (or completes the plan), publishes their jobs and acknowledges msg.
-func (m *Manager) complete(ctx context.Context, msg *store.Job, j job, seq uint64, started *Record, out *StepOutcome, log *slog.Logger) {
-	g := started.Definition.graph()
-	rec, err := m.recs.update(ctx, j.SessionID, j.PlanID, func(r *Record) error {
-		if err := owns(r, j, seq); err != nil {
-			return err
-		}
-		now, ended := time.Now().UTC(), out.Ended
-		if ended.IsZero() {
-			ended = now
-		}
-		st := &r.Checkpoint.Steps[j.Step]
-		st.Status, st.Output, st.FinishedAt, st.Error, st.Peer = StepCompleted, outputValue(out.Output), &ended, nil, out.Peer
-		st.Runs.End(m.st.Boot())
-		if r.allCompleted() {
-			r.Status, r.FinishedAt = StatusCompleted, &now
-		} else {
-			r.queueReady(g)
-		}
-		return nil
-	})
-	var fe *fault.Error
-	switch {
-	case errors.Is(err, errStale):
-		m.ack(ctx, msg, log) // cancelled or failed meanwhile
-		return
-	case errors.As(err, &fe) && fe.Kind == fault.ResourceExhausted:
-		m.fail(ctx, msg, j, fe, log) // the output does not fit the checkpoint
-		return
-	case err != nil:
-		m.retry(msg, log, err) // the step runs again: its output was not checkpointed
-		return
-	}
-	st := rec.Checkpoint.Steps[j.Step]
-	m.emit(ctx, rec, events.PlanStepCompleted, started.Definition.Steps[j.Step].ID, st.Attempts,
-		map[string]any{"duration_ms": out.Duration.Milliseconds()})
-	if rec.Status != StatusExecuting {
-		m.finished(ctx, rec)
-		m.ack(ctx, msg, log)
-		return
-	}
-	m.advance(ctx, msg, rec, log)
-}
-
 // fail marks the job's execution failed with fe (unless it already ended),
 // cancels its other steps and acknowledges msg.
 func (m *Manager) fail(ctx context.Context, msg *store.Job, j job, fe *fault.Error, log *slog.Logger) {
@@ -302,7 +319,7 @@ func (m *Manager) fail(ctx context.Context, msg *store.Job, j job, fe *fault.Err
 		return
 	}
 	if err != nil {
-		m.retry(msg, log, err)
+		m.retry(ctx, msg, log, err)
 		return
 	}
 	log.Info("plan: failed", "reason", fe.WireReason(), "err", fe.Message())

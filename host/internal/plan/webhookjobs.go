@@ -114,7 +114,7 @@ func (m *Manager) webhookJob(ctx context.Context, msg *store.Job, held *heldJobs
 		m.ack(ctx, msg, log) // the plan expired
 		return nil
 	case err != nil:
-		m.retry(msg, log, err)
+		m.retry(ctx, msg, log, err)
 		return nil
 	}
 	hook := rec.Webhook
@@ -186,7 +186,7 @@ func (m *Manager) recordWebhook(ctx context.Context, msg *store.Job, rec *Record
 		return nil
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {
-		m.retry(msg, log, err)
+		m.retry(ctx, msg, log, err)
 		return
 	}
 	if r.Outcome != delivery.Delivered {

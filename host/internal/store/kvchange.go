@@ -40,6 +40,11 @@ type Change[T any] struct {
 	// attempt lost a race and is retried), or another error. Its error
 	// aborts the change. Optional. Default: the bucket's encoding.
 	Write func(ctx context.Context, v *T) (data []byte, done func(err error), err error)
+	// From is the record as the caller last wrote it (the entry a Change
+	// returned): the first attempt applies to it, in place, instead of
+	// reading the record again; a conflict (the record changed since) reads
+	// it as usual. Optional. Default: nil, the first attempt reads.
+	From *Entry[T]
 }
 
 // Update applies fn to key's record and stores the result only if nobody
@@ -68,7 +73,13 @@ func (b *Bucket[T]) Change(ctx context.Context, key string, c Change[T]) (Entry[
 			case <-time.After(time.Duration(rand.Int64N(int64(attempt) * int64(time.Millisecond)))):
 			}
 		}
-		e, err := b.Get(ctx, key)
+		var e Entry[T]
+		var err error
+		if attempt == 0 && c.From != nil && c.From.Value != nil && c.From.Revision != 0 {
+			e = *c.From
+		} else {
+			e, err = b.Get(ctx, key)
+		}
 		switch {
 		case err == nil:
 		case c.Upsert && errors.Is(err, ErrNotFound),
