@@ -51,6 +51,39 @@ func mustClient(ctx context.Context, t *testing.T, url string, binding a2av1.Tra
 	return cl
 }
 
+// checkStream streams an echo task over cl (the task first, then working
+// and completed) and checks that a stream refused before it starts (an
+// unknown skill) is an error, not an event.
+func checkStream(ctx context.Context, t *testing.T, cl *a2aclient.Client) {
+	t.Helper()
+	var states []a2av1.TaskState
+	var first a2av1.Event
+	for ev, err := range cl.SendStreamingMessage(ctx, message("echo", map[string]any{"n": 1})) {
+		if err != nil {
+			t.Fatalf("SendStreamingMessage: %v", err)
+		}
+		if first == nil {
+			first = ev
+		}
+		if su, ok := ev.(*a2av1.TaskStatusUpdateEvent); ok {
+			states = append(states, su.Status.State)
+		}
+	}
+	if _, ok := first.(*a2av1.Task); !ok {
+		t.Errorf("first stream event %T, want the task", first)
+	}
+	if diff := cmp.Diff([]a2av1.TaskState{a2av1.TaskStateWorking, a2av1.TaskStateCompleted}, states); diff != "" {
+		t.Errorf("stream states (-want +got):\n%s", diff)
+	}
+	// A stream refused before it starts is an error, not an event.
+	for _, err := range cl.SendStreamingMessage(ctx, message("nope", map[string]any{})) {
+		if !errors.Is(err, a2av1.ErrInvalidParams) {
+			t.Errorf("stream of an unknown skill: %v, want ErrInvalidParams", err)
+		}
+		break
+	}
+}
+
 func message(skill string, data map[string]any) *a2av1.SendMessageRequest {
 	m := a2av1.NewMessage(a2av1.MessageRoleUser, a2av1.NewDataPart(data))
 	m.Metadata = map[string]any{"skillId": skill}
@@ -95,32 +128,7 @@ func TestA2ABindings(t *testing.T) {
 			}
 
 			// stream
-			var states []a2av1.TaskState
-			var first a2av1.Event
-			for ev, err := range cl.SendStreamingMessage(ctx, message("echo", map[string]any{"n": 1})) {
-				if err != nil {
-					t.Fatalf("SendStreamingMessage: %v", err)
-				}
-				if first == nil {
-					first = ev
-				}
-				if su, ok := ev.(*a2av1.TaskStatusUpdateEvent); ok {
-					states = append(states, su.Status.State)
-				}
-			}
-			if _, ok := first.(*a2av1.Task); !ok {
-				t.Errorf("first stream event %T, want the task", first)
-			}
-			if diff := cmp.Diff([]a2av1.TaskState{a2av1.TaskStateWorking, a2av1.TaskStateCompleted}, states); diff != "" {
-				t.Errorf("stream states (-want +got):\n%s", diff)
-			}
-			// A stream refused before it starts is an error, not an event.
-			for _, err := range cl.SendStreamingMessage(ctx, message("nope", map[string]any{})) {
-				if !errors.Is(err, a2av1.ErrInvalidParams) {
-					t.Errorf("stream of an unknown skill: %v, want ErrInvalidParams", err)
-				}
-				break
-			}
+			checkStream(ctx, t, cl)
 
 			// list
 			list, err := cl.ListTasks(ctx, &a2av1.ListTasksRequest{ContextID: task.ContextID})

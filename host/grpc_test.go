@@ -166,31 +166,7 @@ func TestGRPCBinding(t *testing.T) {
 	}
 
 	// stream
-	var states []a2av1.TaskState
-	var first a2av1.Event
-	for ev, err := range cl.SendStreamingMessage(ctx, message("echo", map[string]any{"n": 1})) {
-		if err != nil {
-			t.Fatalf("SendStreamingMessage: %v", err)
-		}
-		if first == nil {
-			first = ev
-		}
-		if su, ok := ev.(*a2av1.TaskStatusUpdateEvent); ok {
-			states = append(states, su.Status.State)
-		}
-	}
-	if _, ok := first.(*a2av1.Task); !ok {
-		t.Errorf("first stream event %T, want the task", first)
-	}
-	if diff := cmp.Diff([]a2av1.TaskState{a2av1.TaskStateWorking, a2av1.TaskStateCompleted}, states); diff != "" {
-		t.Errorf("stream states (-want +got):\n%s", diff)
-	}
-	for _, err := range cl.SendStreamingMessage(ctx, message("nope", map[string]any{})) {
-		if !errors.Is(err, a2av1.ErrInvalidParams) {
-			t.Errorf("stream of an unknown skill: %v, want ErrInvalidParams", err)
-		}
-		break
-	}
+	checkStream(ctx, t, cl)
 
 	// list
 	list, err := cl.ListTasks(ctx, &a2av1.ListTasksRequest{ContextID: task.ContextID})
