@@ -30,7 +30,7 @@ import (
 // (bytes and group) next to its data, so the write that replaces it knows
 // what the ledger holds for it. A write that changes the charge commits the
 // new charge before it writes the record and removes the old one only after
-// the write landed (revision-checked ledger updates, serialized per owner on
+// the write landed (revision-checked ledger updates, batched per owner on
 // a host), so at every moment the ledger holds at least what is stored; a
 // failure in between leaves an over-count until the charge expires, never an
 // under-count. Work in progress (a running task, an executing plan) is
@@ -109,7 +109,7 @@ type Usage struct {
 	kv     *Bucket[usageLedger]
 	stream jetstream.Stream
 	cfg    UsageConfig
-	locks  [64]sync.Mutex // one owner's ledger updates on this host, one at a time
+	queues ledgerQueues // one owner's ledger updates on this host, a batch at a time (usage_batch.go)
 
 	retention atomic.Int64 // the bucket's MaxAge (0: none), as read last
 
@@ -293,12 +293,6 @@ func (u *Usage) key(owner string) string {
 	return u.cfg.Name + "." + hex.EncodeToString(sum[:16])
 }
 
-// lock is the mutex serializing owner's ledger updates on this host.
-func (u *Usage) lock(owner string) *sync.Mutex {
-	sum := sha256.Sum256([]byte(owner))
-	return &u.locks[int(sum[0])%len(u.locks)]
-}
-
 func (u *Usage) read(ctx context.Context, owner string) (usageLedger, error) {
 	e, err := u.kv.Get(ctx, u.key(owner))
 	if errors.Is(err, ErrNotFound) {
@@ -311,24 +305,6 @@ func (u *Usage) read(ctx context.Context, owner string) (usageLedger, error) {
 		e.Value.Groups = map[int64]usageGroup{}
 	}
 	return *e.Value, nil
-}
-
-// update applies fn to owner's ledger (expired groups dropped) and stores
-// the result with a revision check, re-reading (after a short, jittered
-// wait) on a conflict. fn's error aborts without a write.
-func (u *Usage) update(ctx context.Context, owner string, fn func(l *usageLedger, now int64) error) error {
-	lock := u.lock(owner)
-	lock.Lock()
-	defer lock.Unlock()
-	_, err := u.kv.Change(ctx, u.key(owner), Change[usageLedger]{Upsert: true, Apply: func(l *usageLedger) error {
-		if l.Groups == nil {
-			l.Groups = map[int64]usageGroup{}
-		}
-		now := u.cfg.Now().Unix()
-		l.prune(now)
-		return fn(l, now)
-	}})
-	return err
 }
 
 var errUsageBusy = errors.New("store: usage ledger changed concurrently too often")
