@@ -55,8 +55,8 @@ func pinApart(procs ...*Proc) (note string, restore func()) {
 	}
 	host, load, ok := cpuSplit(allowed, 2)
 	if !ok {
-		return fmt.Sprintf("the load generator runs on the same %d CPUs as the host (pinning them apart needs 3; so does "+
-			"everyone else on a shared machine): a ratio below 1.7 here can be the client's or the neighbours' share, "+
+		return fmt.Sprintf("the load generator (and everyone else on a shared machine) runs on the same %d CPUs as the host; "+
+			"pinning them apart needs 3: a ratio below 1.7 here can be the client's or the neighbours' share, "+
 			"not the host's scaling", len(allowed)), restore
 	}
 	for _, p := range procs {
