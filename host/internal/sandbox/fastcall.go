@@ -57,7 +57,7 @@ func (k *kernelView) ExportedFunction(name string) api.Function {
 	if f == nil {
 		return nil
 	}
-	if run, ok := kernelInGo[name]; ok { // see kernelgo.go
+	if run, ok := kernelInGo[name]; ok { // all of them: see kernelgo.go
 		f = &goKernelFunc{Function: f, mem: k.Memory(), run: run}
 	}
 	k.funcs[name] = f
@@ -144,7 +144,7 @@ func (f *fastCall) call(ctx context.Context, name string, input []byte) (uint32,
 	if msg := f.errorText(book); msg != "" {
 		pluginErr = errors.New(msg)
 	}
-	out, err := f.output(book)
+	out, err := f.output()
 	if err != nil {
 		return rc, nil, errors.Join(pluginErr, fmt.Errorf("failed to get output: %v", err))
 	}
@@ -173,51 +173,57 @@ func (f *fastCall) initGuest(ctx context.Context) error {
 }
 
 // setInput resets the kernel and copies input into its memory, returning
-// the input's offset.
+// the input's offset. An input the kernel's memory cannot take (its
+// alloc gives 0) fails here: writing it at 0, as go-sdk does, would put
+// the caller's bytes over the kernel's MemoryRoot.
 func (f *fastCall) setInput(ctx context.Context, input []byte) (uint64, error) {
-	if _, err := f.kernel.ExportedFunction("reset").Call(ctx); err != nil {
+	k := kernelMem(f.kernel.Memory())
+	if err := kReset(&k); err != nil {
 		return 0, fmt.Errorf("extism reset: %w", err)
 	}
-	ptr, err := f.kernel.ExportedFunction("alloc").Call(ctx, uint64(len(input)))
+	n := uint64(len(input))
+	ptr, err := kAlloc(ctx, &k, n)
 	if err != nil {
 		return 0, fmt.Errorf("extism alloc: %w", err)
 	}
-	if !f.kernel.Memory().Write(uint32(ptr[0]), input) {
+	if ptr == 0 && n > 0 || !k.fits(uint32(ptr), uint32(n)) || uint64(uint32(n)) != n {
 		return 0, fmt.Errorf("extism input of %d bytes does not fit the kernel's memory", len(input))
 	}
-	if _, err := f.kernel.ExportedFunction("input_set").Call(ctx, ptr[0], uint64(len(input))); err != nil {
+	copy(k.b[ptr:], input)
+	if err := kSetRange(&k, rootInputOffset, rootInputLength, ptr, n); err != nil {
 		return 0, fmt.Errorf("extism input_set: %w", err)
 	}
-	return ptr[0], nil
+	return ptr, nil
 }
 
 // errorText is the error the guest set (error_set), "" if none.
 func (f *fastCall) errorText(ctx context.Context) string {
-	off, err := f.kernel.ExportedFunction("error_get").Call(ctx)
-	if err != nil || off[0] == 0 {
+	k := kernelMem(f.kernel.Memory())
+	if k.root() != nil {
 		return ""
 	}
-	n, err := f.kernel.ExportedFunction("length").Call(ctx, off[0])
+	off := k.get(rootError)
+	if off == 0 {
+		return ""
+	}
+	n, err := kLength(ctx, &k, off)
 	if err != nil {
 		return ""
 	}
-	b, _ := f.kernel.Memory().Read(uint32(off[0]), uint32(n[0]))
+	b, _ := f.kernel.Memory().Read(uint32(off), uint32(n))
 	return string(b)
 }
 
 // output copies the guest's output out of the kernel's memory.
-func (f *fastCall) output(ctx context.Context) ([]byte, error) {
-	off, err := f.kernel.ExportedFunction("output_offset").Call(ctx)
-	if err != nil {
+func (f *fastCall) output() ([]byte, error) {
+	k := kernelMem(f.kernel.Memory())
+	if err := k.root(); err != nil {
 		return nil, err
 	}
-	n, err := f.kernel.ExportedFunction("output_length").Call(ctx)
-	if err != nil {
-		return nil, err
-	}
-	b, ok := f.kernel.Memory().Read(uint32(off[0]), uint32(n[0]))
+	off, n := k.get(rootOutputOffset), k.get(rootOutputLength)
+	b, ok := f.kernel.Memory().Read(uint32(off), uint32(n))
 	if !ok {
-		return nil, fmt.Errorf("output of %d bytes at %d is outside the kernel's memory", n[0], off[0])
+		return nil, fmt.Errorf("output of %d bytes at %d is outside the kernel's memory", n, off)
 	}
 	return append([]byte(nil), b...), nil // Read is a view of memory the next call reuses
 }
