@@ -211,6 +211,27 @@ func TestKernelInGoMatchesKernel(t *testing.T) {
 			want: map[int]string{3: "[165] <nil>", 6: "[9] <nil>", 9: "[3] <nil>"},
 		},
 		{
+			name: "fresh instance, stores before the first use",
+			ops: []kop{op("store_u8", 100, 7), op("store_u64", 150, 1<<40|9), op("store_u8", 208, 1),
+				op("store_u8", 209, 2), op("load_u8", 100), op("input_length"), op("load_u8", 100),
+				op("load_u8", 208), op("load_u8", 209)},
+			want: map[int]string{4: "[7] <nil>", 6: "[0] <nil>", 7: "[0] <nil>", 8: "[2] <nil>"},
+		},
+		{
+			name: "out of room: a free block split at 128 bytes over, taken whole at 127",
+			ops: []kop{op("reset"), op("alloc", 30000), op("alloc", 30000), op("free", 77), op("alloc", 30000-128),
+				op("length", 77), op("length", 77+128), op("reset"), op("alloc", 30000), op("alloc", 30000),
+				op("free", 77), op("alloc", 30000-127), op("length", 77), op("length_unsafe", 77)},
+			want: map[int]string{4: "[205] <nil>", 5: "[0] <nil>", 6: "[29872] <nil>", 11: "[77] <nil>",
+				12: "[29873] <nil>"},
+		},
+		{
+			name: "out of room, no block fits: the memory grows",
+			ops: []kop{op("reset"), op("alloc", 30000), op("alloc", 30000), op("memory_bytes"), op("alloc", 6000),
+				op("memory_bytes"), op("length", 60101), op("free", 30089), op("alloc", 30001), op("memory_bytes")},
+			want: map[int]string{3: "[65472] <nil>", 4: "[60101] <nil>", 5: "[131008] <nil>", 6: "[6000] <nil>"},
+		},
+		{
 			name: "free blocks reused and split once out of room",
 			ops: []kop{op("reset"), op("alloc", 30000), op("alloc", 30000), op("free", 77), op("free", 30089),
 				op("alloc", 5000), op("alloc", 100), op("alloc", 29900), op("alloc", 200), op("length", 77),
