@@ -24,11 +24,12 @@ import (
 // Extism kernel's functions (trusted code without imports, bounded stack)
 // are kept for the instance's life and handed to the env functions through
 // the call context, where Extism looks the kernel up; the guest's export is
-// looked up per call, as before, so a deep recursion's stack is never kept
-// by an idle instance (the memory budget counts it only while the call
-// runs). The kernel functions that leave the kernel's allocator alone are
-// done in Go (kernelgo.go). See docs/RATIONALE.md ("Why does the sandbox call
-// Extism's kernel itself?").
+// kept across calls but dropped after one that grew its stack, so a deep
+// recursion's stack is never kept by an idle instance (the memory budget
+// counts it only while the call runs; exporthandle.go). The whole kernel is
+// done in Go (kernelgo.go), so its handles make no wazero function at all.
+// See docs/RATIONALE.md ("Why does the sandbox call Extism's kernel
+// itself?").
 
 // fastCall runs calls on one instance. Like the instance, it serves one
 // call at a time.
@@ -37,6 +38,8 @@ type fastCall struct {
 	kernel      *kernelView
 	main        api.Module
 	initialized bool // the guest runtime's initialisation ran
+	kept        exportHandle
+	handlesMade int // export handles made, for tests
 }
 
 // kernelView is the Extism kernel instance whose ExportedFunction returns
@@ -45,20 +48,29 @@ type fastCall struct {
 type kernelView struct {
 	api.Module
 	funcs map[string]api.Function
+	defs  map[string]api.FunctionDefinition // the kernel's exports, read on first use
 }
 
 // ExportedFunction returns the kernel function name, creating its handle on
-// first use.
+// first use: the Go version (all of them: see kernelgo.go), else the
+// kernel's own.
 func (k *kernelView) ExportedFunction(name string) api.Function {
 	if f, ok := k.funcs[name]; ok {
 		return f
 	}
-	f := k.Module.ExportedFunction(name)
-	if f == nil {
-		return nil
+	if k.defs == nil {
+		k.defs = k.Module.ExportedFunctionDefinitions()
 	}
-	if run, ok := kernelInGo[name]; ok { // all of them: see kernelgo.go
-		f = &goKernelFunc{Function: f, mem: k.Memory(), run: run}
+	var f api.Function
+	def, exported := k.defs[name]
+	run, inGo := kernelInGo[name]
+	switch {
+	case exported && inGo:
+		f = &goKernelFunc{def: def, mem: k.Memory(), run: run}
+	default:
+		if f = k.Module.ExportedFunction(name); f == nil {
+			return nil
+		}
 	}
 	k.funcs[name] = f
 	return f
@@ -107,7 +119,7 @@ func (f *fastCall) call(ctx context.Context, name string, input []byte) (uint32,
 		return 1, nil, err
 	}
 	ctx = context.WithValue(ctx, extism.InputOffsetKey("inputOffset"), offset)
-	fn := f.main.ExportedFunction(name)
+	fn := f.export(name)
 	if fn == nil {
 		return 1, nil, fmt.Errorf("unknown function: %s", name)
 	}
@@ -121,6 +133,7 @@ func (f *fastCall) call(ctx context.Context, name string, input []byte) (uint32,
 		f.initialized = true
 	}
 	res, err := fn.Call(ctx)
+	f.called(err)
 	// Only a bare exit error is an exit, as in go-sdk (a trap wraps its cause).
 	if exitErr, ok := err.(*sys.ExitError); ok { //nolint:errorlint // go-sdk's exact test
 		if exitErr.ExitCode() == 0 {

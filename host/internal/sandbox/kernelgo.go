@@ -154,13 +154,19 @@ func storeU64(_ context.Context, k *kmem, stack []uint64) error {
 	return k.store64(uint32(stack[0]), stack[1])
 }
 
-// goKernelFunc is a kernel function done in Go. The kernel's own function
-// supplies its definition (name, parameter and result types).
+// goKernelFunc is a kernel function done in Go. The kernel's export
+// supplies its definition (name, parameter and result types); no wazero
+// function (call engine and stack) is made for it. The embedded
+// api.Function is nil: it only marks the type as an api.Function.
 type goKernelFunc struct {
 	api.Function
+	def api.FunctionDefinition
 	mem api.Memory
 	run func(context.Context, *kmem, []uint64) error
 }
+
+// Definition is the kernel function's definition.
+func (f *goKernelFunc) Definition() api.FunctionDefinition { return f.def }
 
 // CallWithStack runs the function over stack, which holds the parameters
 // and, after, the result.
