@@ -24,9 +24,10 @@ import (
 
 // exportHandle is the kept handle of one export.
 type exportHandle struct {
-	name  string
-	fn    api.Function
-	stack int // the length of fn's stack when made
+	name    string
+	fn      api.Function
+	stack   int // the length of fn's stack when made
+	results int // how many results fn has
 }
 
 // callEngineStack is how a wazevo call engine's stack is found.
@@ -77,9 +78,18 @@ func (f *fastCall) export(name string) api.Function {
 	}
 	f.handlesMade++
 	if n, ok := stackLen(fn); ok {
-		f.kept = exportHandle{name: name, fn: fn, stack: n}
+		f.kept = exportHandle{name: name, fn: fn, stack: n, results: len(fn.Definition().ResultTypes())}
 	}
 	return fn
+}
+
+// results is how many results the export fn has (wazero's ResultTypes
+// allocates).
+func (f *fastCall) results(fn api.Function) int {
+	if f.kept.fn == fn {
+		return f.kept.results
+	}
+	return len(fn.Definition().ResultTypes())
 }
 
 // called drops the kept handle after a call that failed or grew its stack.

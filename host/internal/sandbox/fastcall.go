@@ -108,8 +108,8 @@ func (f *fastCall) call(ctx context.Context, name string, input []byte) (uint32,
 	if f.main.IsClosed() {
 		return 0, nil, errors.New("module is closed")
 	}
-	ctx = context.WithValue(ctx, extism.PluginCtxKey("extism"), api.Module(f.kernel))
-	ctx = context.WithValue(ctx, extism.PluginCtxKey("plugin"), f.plugin)
+	cc := &callValues{Context: ctx, kernel: f.kernel, plugin: f.plugin}
+	ctx = cc
 	// The kernel's bookkeeping is never interrupted (Extism runs it without
 	// a deadline), so the kernel is never left half-way; only the guest's
 	// own code runs under the call's deadline.
@@ -118,12 +118,12 @@ func (f *fastCall) call(ctx context.Context, name string, input []byte) (uint32,
 	if err != nil {
 		return 1, nil, err
 	}
-	ctx = context.WithValue(ctx, extism.InputOffsetKey("inputOffset"), offset)
+	cc.inputOffset, cc.inputSet = offset, true
 	fn := f.export(name)
 	if fn == nil {
 		return 1, nil, fmt.Errorf("unknown function: %s", name)
 	}
-	if n := len(fn.Definition().ResultTypes()); n > 1 {
+	if n := f.results(fn); n > 1 {
 		return 1, nil, fmt.Errorf("function %s has %v results, expected 0 or 1", name, n)
 	}
 	if !f.initialized && name != "_start" && name != "_initialize" {
@@ -162,6 +162,32 @@ func (f *fastCall) call(ctx context.Context, name string, input []byte) (uint32,
 		return rc, nil, errors.Join(pluginErr, fmt.Errorf("failed to get output: %v", err))
 	}
 	return rc, out, pluginErr
+}
+
+// callValues is the call's context with the values go-sdk's env functions
+// read (the kernel, the plugin and, once set, the input's offset), one
+// allocation where context.WithValue makes one per value.
+type callValues struct {
+	context.Context
+	kernel      api.Module
+	plugin      *extism.Plugin
+	inputOffset uint64
+	inputSet    bool
+}
+
+// Value answers go-sdk's keys, the parent context the others.
+func (c *callValues) Value(key any) any {
+	switch key {
+	case extism.PluginCtxKey("extism"):
+		return c.kernel
+	case extism.PluginCtxKey("plugin"):
+		return c.plugin
+	case extism.InputOffsetKey("inputOffset"):
+		if c.inputSet {
+			return c.inputOffset
+		}
+	}
+	return c.Context.Value(key)
 }
 
 // initGuest runs the guest runtime's initialisation as go-sdk does on a

@@ -163,6 +163,7 @@ type goKernelFunc struct {
 	def api.FunctionDefinition
 	mem api.Memory
 	run func(context.Context, *kmem, []uint64) error
+	k   kmem // the memory's view during a call (a local would escape)
 }
 
 // Definition is the kernel function's definition.
@@ -170,9 +171,12 @@ func (f *goKernelFunc) Definition() api.FunctionDefinition { return f.def }
 
 // CallWithStack runs the function over stack, which holds the parameters
 // and, after, the result.
+// Like the instance, it serves one call at a time.
 func (f *goKernelFunc) CallWithStack(ctx context.Context, stack []uint64) error {
-	k := kernelMem(f.mem)
-	return f.run(ctx, &k, stack)
+	f.k = kernelMem(f.mem)
+	err := f.run(ctx, &f.k, stack)
+	f.k = kmem{} // hold no view of a buffer the memory may replace
+	return err
 }
 
 // Call runs the function with params and returns its results.
