@@ -24,11 +24,12 @@ import (
 // Extism kernel's functions (trusted code without imports, bounded stack)
 // are kept for the instance's life and handed to the env functions through
 // the call context, where Extism looks the kernel up; the guest's export is
-// looked up per call, as before, so a deep recursion's stack is never kept
-// by an idle instance (the memory budget counts it only while the call
-// runs). The kernel functions that leave the kernel's allocator alone are
-// done in Go (kernelgo.go). See docs/RATIONALE.md ("Why does the sandbox call
-// Extism's kernel itself?").
+// kept across calls but dropped after one that grew its stack, so a deep
+// recursion's stack is never kept by an idle instance (the memory budget
+// counts it only while the call runs; exporthandle.go). The whole kernel is
+// done in Go (kernelgo.go), so its handles make no wazero function at all.
+// See docs/RATIONALE.md ("Why does the sandbox call Extism's kernel
+// itself?").
 
 // fastCall runs calls on one instance. Like the instance, it serves one
 // call at a time.
@@ -37,6 +38,8 @@ type fastCall struct {
 	kernel      *kernelView
 	main        api.Module
 	initialized bool // the guest runtime's initialisation ran
+	kept        exportHandle
+	handlesMade int // export handles made, for tests
 }
 
 // kernelView is the Extism kernel instance whose ExportedFunction returns
@@ -45,20 +48,29 @@ type fastCall struct {
 type kernelView struct {
 	api.Module
 	funcs map[string]api.Function
+	defs  map[string]api.FunctionDefinition // the kernel's exports, read on first use
 }
 
 // ExportedFunction returns the kernel function name, creating its handle on
-// first use.
+// first use: the Go version (all of them: see kernelgo.go), else the
+// kernel's own.
 func (k *kernelView) ExportedFunction(name string) api.Function {
 	if f, ok := k.funcs[name]; ok {
 		return f
 	}
-	f := k.Module.ExportedFunction(name)
-	if f == nil {
-		return nil
+	if k.defs == nil {
+		k.defs = k.Module.ExportedFunctionDefinitions()
 	}
-	if run, ok := kernelInGo[name]; ok { // see kernelgo.go
-		f = &goKernelFunc{Function: f, mem: k.Memory(), run: run}
+	var f api.Function
+	def, exported := k.defs[name]
+	run, inGo := kernelInGo[name]
+	switch {
+	case exported && inGo:
+		f = &goKernelFunc{def: def, mem: k.Memory(), run: run}
+	default:
+		if f = k.Module.ExportedFunction(name); f == nil {
+			return nil
+		}
 	}
 	k.funcs[name] = f
 	return f
@@ -96,8 +108,8 @@ func (f *fastCall) call(ctx context.Context, name string, input []byte) (uint32,
 	if f.main.IsClosed() {
 		return 0, nil, errors.New("module is closed")
 	}
-	ctx = context.WithValue(ctx, extism.PluginCtxKey("extism"), api.Module(f.kernel))
-	ctx = context.WithValue(ctx, extism.PluginCtxKey("plugin"), f.plugin)
+	cc := &callValues{Context: ctx, kernel: f.kernel, plugin: f.plugin}
+	ctx = cc
 	// The kernel's bookkeeping is never interrupted (Extism runs it without
 	// a deadline), so the kernel is never left half-way; only the guest's
 	// own code runs under the call's deadline.
@@ -106,12 +118,12 @@ func (f *fastCall) call(ctx context.Context, name string, input []byte) (uint32,
 	if err != nil {
 		return 1, nil, err
 	}
-	ctx = context.WithValue(ctx, extism.InputOffsetKey("inputOffset"), offset)
-	fn := f.main.ExportedFunction(name)
+	cc.inputOffset, cc.inputSet = offset, true
+	fn := f.export(name)
 	if fn == nil {
 		return 1, nil, fmt.Errorf("unknown function: %s", name)
 	}
-	if n := len(fn.Definition().ResultTypes()); n > 1 {
+	if n := f.results(fn); n > 1 {
 		return 1, nil, fmt.Errorf("function %s has %v results, expected 0 or 1", name, n)
 	}
 	if !f.initialized && name != "_start" && name != "_initialize" {
@@ -121,6 +133,7 @@ func (f *fastCall) call(ctx context.Context, name string, input []byte) (uint32,
 		f.initialized = true
 	}
 	res, err := fn.Call(ctx)
+	f.called(err)
 	// Only a bare exit error is an exit, as in go-sdk (a trap wraps its cause).
 	if exitErr, ok := err.(*sys.ExitError); ok { //nolint:errorlint // go-sdk's exact test
 		if exitErr.ExitCode() == 0 {
@@ -144,11 +157,37 @@ func (f *fastCall) call(ctx context.Context, name string, input []byte) (uint32,
 	if msg := f.errorText(book); msg != "" {
 		pluginErr = errors.New(msg)
 	}
-	out, err := f.output(book)
+	out, err := f.output()
 	if err != nil {
 		return rc, nil, errors.Join(pluginErr, fmt.Errorf("failed to get output: %v", err))
 	}
 	return rc, out, pluginErr
+}
+
+// callValues is the call's context with the values go-sdk's env functions
+// read (the kernel, the plugin and, once set, the input's offset), one
+// allocation where context.WithValue makes one per value.
+type callValues struct {
+	context.Context
+	kernel      api.Module
+	plugin      *extism.Plugin
+	inputOffset uint64
+	inputSet    bool
+}
+
+// Value answers go-sdk's keys, the parent context the others.
+func (c *callValues) Value(key any) any {
+	switch key {
+	case extism.PluginCtxKey("extism"):
+		return c.kernel
+	case extism.PluginCtxKey("plugin"):
+		return c.plugin
+	case extism.InputOffsetKey("inputOffset"):
+		if c.inputSet {
+			return c.inputOffset
+		}
+	}
+	return c.Context.Value(key)
 }
 
 // initGuest runs the guest runtime's initialisation as go-sdk does on a
@@ -173,51 +212,57 @@ func (f *fastCall) initGuest(ctx context.Context) error {
 }
 
 // setInput resets the kernel and copies input into its memory, returning
-// the input's offset.
+// the input's offset. An input the kernel's memory cannot take (its
+// alloc gives 0) fails here: writing it at 0, as go-sdk does, would put
+// the caller's bytes over the kernel's MemoryRoot.
 func (f *fastCall) setInput(ctx context.Context, input []byte) (uint64, error) {
-	if _, err := f.kernel.ExportedFunction("reset").Call(ctx); err != nil {
+	k := kernelMem(f.kernel.Memory())
+	if err := kReset(&k); err != nil {
 		return 0, fmt.Errorf("extism reset: %w", err)
 	}
-	ptr, err := f.kernel.ExportedFunction("alloc").Call(ctx, uint64(len(input)))
+	n := uint64(len(input))
+	ptr, err := kAlloc(ctx, &k, n)
 	if err != nil {
 		return 0, fmt.Errorf("extism alloc: %w", err)
 	}
-	if !f.kernel.Memory().Write(uint32(ptr[0]), input) {
+	if ptr == 0 && n > 0 || !k.fits(uint32(ptr), uint32(n)) || uint64(uint32(n)) != n {
 		return 0, fmt.Errorf("extism input of %d bytes does not fit the kernel's memory", len(input))
 	}
-	if _, err := f.kernel.ExportedFunction("input_set").Call(ctx, ptr[0], uint64(len(input))); err != nil {
+	copy(k.b[ptr:], input)
+	if err := kSetRange(&k, rootInputOffset, rootInputLength, ptr, n); err != nil {
 		return 0, fmt.Errorf("extism input_set: %w", err)
 	}
-	return ptr[0], nil
+	return ptr, nil
 }
 
 // errorText is the error the guest set (error_set), "" if none.
 func (f *fastCall) errorText(ctx context.Context) string {
-	off, err := f.kernel.ExportedFunction("error_get").Call(ctx)
-	if err != nil || off[0] == 0 {
+	k := kernelMem(f.kernel.Memory())
+	if k.root() != nil {
 		return ""
 	}
-	n, err := f.kernel.ExportedFunction("length").Call(ctx, off[0])
+	off := k.get(rootError)
+	if off == 0 {
+		return ""
+	}
+	n, err := kLength(ctx, &k, off)
 	if err != nil {
 		return ""
 	}
-	b, _ := f.kernel.Memory().Read(uint32(off[0]), uint32(n[0]))
+	b, _ := f.kernel.Memory().Read(uint32(off), uint32(n))
 	return string(b)
 }
 
 // output copies the guest's output out of the kernel's memory.
-func (f *fastCall) output(ctx context.Context) ([]byte, error) {
-	off, err := f.kernel.ExportedFunction("output_offset").Call(ctx)
-	if err != nil {
+func (f *fastCall) output() ([]byte, error) {
+	k := kernelMem(f.kernel.Memory())
+	if err := k.root(); err != nil {
 		return nil, err
 	}
-	n, err := f.kernel.ExportedFunction("output_length").Call(ctx)
-	if err != nil {
-		return nil, err
-	}
-	b, ok := f.kernel.Memory().Read(uint32(off[0]), uint32(n[0]))
+	off, n := k.get(rootOutputOffset), k.get(rootOutputLength)
+	b, ok := f.kernel.Memory().Read(uint32(off), uint32(n))
 	if !ok {
-		return nil, fmt.Errorf("output of %d bytes at %d is outside the kernel's memory", n[0], off[0])
+		return nil, fmt.Errorf("output of %d bytes at %d is outside the kernel's memory", n, off)
 	}
 	return append([]byte(nil), b...), nil // Read is a view of memory the next call reuses
 }

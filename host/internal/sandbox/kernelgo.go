@@ -10,130 +10,173 @@ import (
 // With WithCloseOnContextDone, wazero starts a goroutine (and a channel) to
 // watch the context of every call into wasm, even one whose context cannot
 // be cancelled. Every Extism kernel function is such a call: an echo call
-// made ~20 of them, most to read or write a byte or a field. The kernel
-// functions that leave the kernel's allocator alone are done here in Go
-// instead, on the same bytes of the kernel's memory, as go-sdk already does
-// load_u64, store_u64 and input_load_u64:
-//   - the readers of its MemoryRoot: input_length, input_offset,
-//     input_load_u8 (the tail of every input, byte by byte), output_offset,
-//     output_length and error_get. They write nothing, so the kernel's state
-//     stays the kernel's;
-//   - load_u8 and store_u8 (the tail of every output), with the kernel's
-//     bounds check.
+// made ~20 of them, most to read or write a byte or a field, and the host's
+// reset, alloc and input_set alone were a third of a call's CPU. So the
+// whole kernel is done here in Go instead, on the same bytes of the
+// kernel's memory: the allocator (alloc, free, length, length_unsafe,
+// reset, memory_bytes; kernelalloc.go), the MemoryRoot's setters
+// (input_set, output_set, error_set) and readers (input_length,
+// input_offset, input_load_u8/u64, output_offset, output_length,
+// error_get), and load_u8/u64 and store_u8/u64 with the kernel's bounds
+// checks. Each initialises the MemoryRoot on the kernel's first use where
+// the kernel's function does (MemoryRoot::new).
 //
-// The ones that change the allocator or the MemoryRoot (reset, alloc, free,
-// input_set, output_set, error_set, length, …) still run in the kernel.
-//
-// MemoryRoot is a repr(C) struct at address 1 of the kernel's memory
-// (extism kernel/src/lib.rs, embedded in go-sdk v1.7.1 as
-// extism-runtime.wasm v1.7.0): initialized (bool) at 1, then the u64s
-// position, length, error, input_offset, input_length, output_offset,
-// output_length, 64 bytes in all. TestKernelInGoMatchesKernel compares
-// every function here with the kernel's own, so a go-sdk upgrade that moves
-// a field fails it.
-const (
-	rootError        = 25
-	rootInputOffset  = 33
-	rootInputLength  = 41
-	rootOutputOffset = 49
-	rootOutputLength = 57
-	// rootEnd is the first address load_u8 and store_u8 accept
-	// (MemoryRoot::pointer_in_bounds_fast).
-	rootEnd = 64
-)
+// go-sdk's own CurrentPlugin.Alloc, Free and Length (config_get, var_get,
+// the log functions, http_request) still call the kernel's wasm functions
+// on the same memory, so the two must agree byte for byte:
+// TestKernelInGoMatchesKernel runs fixed and random sequences of kernel
+// operations on two instances, one through the kernel's functions and one
+// through these, and compares every result and the whole memory after each
+// operation. The layout is the one of the kernel embedded in go-sdk v1.7.1
+// (extism-runtime.wasm v1.7.0, kernelmem.go); an upgrade that changes it
+// fails that test.
 
 // kernelInGo are the kernel functions done in Go, by name. Each works on
-// the kernel's memory mem with the function's parameters in stack and leaves
-// its result, if any, in stack[0].
-var kernelInGo = map[string]func(mem api.Memory, stack []uint64) error{
-	"input_length":  readRootField(rootInputLength),
-	"input_offset":  readRootField(rootInputOffset),
-	"output_length": readRootField(rootOutputLength),
-	"output_offset": readRootField(rootOutputOffset),
-	"error_get":     readRootField(rootError),
-	"input_load_u8": inputLoadU8,
-	"load_u8":       loadU8,
-	"store_u8":      storeU8,
+// the kernel's memory with the function's parameters in stack and leaves
+// its result, if any, in stack[0]; ctx bounds the walks over the block
+// list (the guest's call context, or the host's bookkeeping's).
+var kernelInGo = map[string]func(ctx context.Context, k *kmem, stack []uint64) error{
+	"alloc": func(ctx context.Context, k *kmem, s []uint64) (err error) {
+		s[0], err = kAlloc(ctx, k, s[0])
+		return err
+	},
+	"free": func(ctx context.Context, k *kmem, s []uint64) error { return kFree(ctx, k, s[0]) },
+	"length": func(ctx context.Context, k *kmem, s []uint64) (err error) {
+		s[0], err = kLength(ctx, k, s[0])
+		return err
+	},
+	"length_unsafe": func(_ context.Context, k *kmem, s []uint64) (err error) {
+		s[0], err = kLengthUnsafe(k, s[0])
+		return err
+	},
+	"reset": func(_ context.Context, k *kmem, _ []uint64) error { return kReset(k) },
+	"input_set": func(_ context.Context, k *kmem, s []uint64) error {
+		return kSetRange(k, rootInputOffset, rootInputLength, s[0], s[1])
+	},
+	"output_set": func(_ context.Context, k *kmem, s []uint64) error {
+		return kSetRange(k, rootOutputOffset, rootOutputLength, s[0], s[1])
+	},
+	"error_set":      func(_ context.Context, k *kmem, s []uint64) error { return kErrorSet(k, s[0]) },
+	"memory_bytes":   readRootField(rootLength),
+	"input_length":   readRootField(rootInputLength),
+	"input_offset":   readRootField(rootInputOffset),
+	"output_length":  readRootField(rootOutputLength),
+	"output_offset":  readRootField(rootOutputOffset),
+	"error_get":      readRootField(rootError),
+	"input_load_u8":  inputLoad(1),
+	"input_load_u64": inputLoad(8),
+	"load_u8":        loadU8,
+	"load_u64":       loadU64,
+	"store_u8":       storeU8,
+	"store_u64":      storeU64,
 }
 
-// rootField reads the MemoryRoot field at addr; a memory too small to hold
-// it reads 0, as the kernel's fields read before its first call.
-func rootField(mem api.Memory, addr uint32) uint64 {
-	v, _ := mem.ReadUint64Le(addr)
-	return v
-}
-
-func readRootField(addr uint32) func(api.Memory, []uint64) error {
-	return func(mem api.Memory, stack []uint64) error {
-		stack[0] = rootField(mem, addr)
+// readRootField is a reader of the MemoryRoot field at addr.
+func readRootField(addr uint32) func(context.Context, *kmem, []uint64) error {
+	return func(_ context.Context, k *kmem, stack []uint64) error {
+		if err := k.root(); err != nil {
+			return err
+		}
+		stack[0] = k.get(addr)
 		return nil
 	}
 }
 
-// inputLoadU8 is the kernel's input_load_u8: the input's byte at offset
-// stack[0], 0 at or past the input's end.
-func inputLoadU8(mem api.Memory, stack []uint64) error {
-	off := stack[0]
-	stack[0] = 0
-	if off >= rootField(mem, rootInputLength) {
-		return nil
+// inputLoad is the kernel's input_load_u8 (size 1) or input_load_u64
+// (size 8): the input's byte or u64 at offset stack[0], 0 when it would
+// end past the input's end.
+func inputLoad(size uint64) func(context.Context, *kmem, []uint64) error {
+	return func(_ context.Context, k *kmem, stack []uint64) (err error) {
+		if err := k.root(); err != nil {
+			return err
+		}
+		off := stack[0]
+		stack[0] = 0
+		// The kernel's checks: off < length for a byte, off+8 <= length
+		// (wrapping) for a u64.
+		if n := k.get(rootInputLength); size == 1 && off >= n || size == 8 && off+8 > n {
+			return nil
+		}
+		addr := uint32(k.get(rootInputOffset) + off)
+		if size == 1 {
+			b, err := k.load8(addr)
+			stack[0] = uint64(b)
+			return err
+		}
+		stack[0], err = k.load64(addr)
+		return err
 	}
-	addr := rootField(mem, rootInputOffset) + off
-	b, ok := mem.ReadByte(uint32(addr))
-	if !ok {
-		return fmt.Errorf("input_load_u8: input byte at %d is outside the kernel's memory", addr)
-	}
-	stack[0] = uint64(b)
-	return nil
 }
 
 // inBounds is MemoryRoot::pointer_in_bounds_fast: p is past the MemoryRoot
 // and at most the memory's size (the kernel accepts the size itself, where
-// its access then traps).
-func inBounds(mem api.Memory, p uint64) bool {
-	return p >= rootEnd && p <= uint64(mem.Size())
-}
+// its access then traps). The u64 functions check their last byte, p+7.
+func inBounds(k *kmem, p uint64) bool { return p >= rootEnd && p <= k.size() }
 
 // loadU8 is the kernel's load_u8: the byte at stack[0], 0 out of bounds.
-func loadU8(mem api.Memory, stack []uint64) error {
+func loadU8(_ context.Context, k *kmem, stack []uint64) error {
 	p := stack[0]
 	stack[0] = 0
-	if !inBounds(mem, p) {
+	if !inBounds(k, p) {
 		return nil
 	}
-	b, ok := mem.ReadByte(uint32(p))
-	if !ok {
-		return fmt.Errorf("load_u8: %d is outside the kernel's memory", p)
-	}
+	b, err := k.load8(uint32(p))
 	stack[0] = uint64(b)
-	return nil
+	return err
+}
+
+// loadU64 is the kernel's load_u64: the u64 at stack[0], 0 out of bounds.
+func loadU64(_ context.Context, k *kmem, stack []uint64) (err error) {
+	p := stack[0]
+	stack[0] = 0
+	if !inBounds(k, p+7) {
+		return nil
+	}
+	stack[0], err = k.load64(uint32(p))
+	return err
 }
 
 // storeU8 is the kernel's store_u8: the byte stack[1] at stack[0], nothing
 // out of bounds.
-func storeU8(mem api.Memory, stack []uint64) error {
-	p := stack[0]
-	if !inBounds(mem, p) {
+func storeU8(_ context.Context, k *kmem, stack []uint64) error {
+	if !inBounds(k, stack[0]) {
 		return nil
 	}
-	if !mem.WriteByte(uint32(p), byte(stack[1])) {
-		return fmt.Errorf("store_u8: %d is outside the kernel's memory", p)
-	}
-	return nil
+	return k.store8(uint32(stack[0]), byte(stack[1]))
 }
 
-// goKernelFunc is a kernel function done in Go. The kernel's own function
-// supplies its definition (name, parameter and result types).
+// storeU64 is the kernel's store_u64: the u64 stack[1] at stack[0], nothing
+// out of bounds.
+func storeU64(_ context.Context, k *kmem, stack []uint64) error {
+	if !inBounds(k, stack[0]+7) {
+		return nil
+	}
+	return k.store64(uint32(stack[0]), stack[1])
+}
+
+// goKernelFunc is a kernel function done in Go. The kernel's export
+// supplies its definition (name, parameter and result types); no wazero
+// function (call engine and stack) is made for it. The embedded
+// api.Function is nil: it only marks the type as an api.Function.
 type goKernelFunc struct {
 	api.Function
+	def api.FunctionDefinition
 	mem api.Memory
-	run func(api.Memory, []uint64) error
+	run func(context.Context, *kmem, []uint64) error
+	k   kmem // the memory's view during a call (a local would escape)
 }
+
+// Definition is the kernel function's definition.
+func (f *goKernelFunc) Definition() api.FunctionDefinition { return f.def }
 
 // CallWithStack runs the function over stack, which holds the parameters
 // and, after, the result.
-func (f *goKernelFunc) CallWithStack(_ context.Context, stack []uint64) error {
-	return f.run(f.mem, stack)
+// Like the instance, it serves one call at a time.
+func (f *goKernelFunc) CallWithStack(ctx context.Context, stack []uint64) error {
+	f.k = kernelMem(f.mem)
+	err := f.run(ctx, &f.k, stack)
+	f.k = kmem{} // hold no view of a buffer the memory may replace
+	return err
 }
 
 // Call runs the function with params and returns its results.

@@ -3,7 +3,8 @@
 ;; call stack. "recurse" recurses until the stack passes wazero's ceiling
 ;; (it grows the stack to ~100 MB, then overflows); "hold" recurses 40,000
 ;; deep (a stack of ~50-100 MB) and spins there until its deadline, keeping
-;; that stack alive. Build: wat2wasm stack_hog.wat -o stack_hog.wasm
+;; that stack alive; "deep" recurses 20,000 calls deep (a few hundred KB of
+;; stack) and returns. Build: wat2wasm stack_hog.wat -o stack_hog.wasm
 (module
   (memory (export "memory") 1)
   ;; deep: $n levels to go (-1: forever); at 0 it spins
@@ -216,5 +217,13 @@
     (i32.const 0))
   (func (export "hold") (result i32)
     (drop (call $deep (i64.const 40000)))
+    (i32.const 0))
+  ;; climb: $n calls deep, then back (a stack of ~$n frames that returns).
+  (func $climb (param $n i64) (result i64)
+    (if (result i64) (i64.eqz (local.get $n))
+      (then (i64.const 0))
+      (else (i64.add (call $climb (i64.sub (local.get $n) (i64.const 1))) (i64.const 1)))))
+  (func (export "deep") (result i32)
+    (drop (call $climb (i64.const 20000)))
     (i32.const 0))
   (func (export "echo") (result i32) (i32.const 0)))
