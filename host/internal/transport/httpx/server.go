@@ -270,8 +270,10 @@ func (s *Server) metricsScope(c *fiber.Ctx) error {
 
 // principalOf is the principal guard attached (the zero principal if none).
 func principalOf(c *fiber.Ctx) auth.Principal {
-	p, _ := c.Locals(principalLocal).(auth.Principal)
-	return p
+	if p, ok := c.Locals(principalLocal).(*auth.Principal); ok {
+		return *p
+	}
+	return auth.Principal{}
 }
 
 // errorHandler turns every error Fiber or a handler returns into a response:
@@ -304,7 +306,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	default:
 		err = c.Status(status).JSON(fiber.Map{"error": err.Error()})
 	}
-	if _, ok := c.Locals(accessStartLocal).(time.Time); !ok {
+	if _, ok := c.Locals(accessStartLocal).(bool); !ok {
 		// The HTTP server refused the request before routing it (body
 		// over the limit, read timeout, oversized headers): the access
 		// middleware never saw it.
@@ -413,6 +415,6 @@ func (s *Server) transportInfo(c *fiber.Ctx) jsonrpc.TransportInfo {
 		Name:       "http",
 		RequestID:  id,
 		Header:     header.get,
-		RemoteAddr: c.Context().RemoteAddr().String(),
+		RemoteAddr: remoteOf(c),
 	}
 }
