@@ -97,4 +97,3 @@ func prepare(req *fasthttp.Request, addr string, body []byte) {
 	req.Header.SetContentType("application/json")
 	req.SetBodyRaw(body)
 }
-

@@ -222,7 +222,7 @@ func readParams(r *reader, body []byte, req *Request) error {
 		return err
 	}
 	start := int(r.dec.InputOffset()) - 1
-	req.members = req.members[:0]
+	req.members = req.inline[:0]
 	for r.dec.PeekKind() == '"' {
 		lit, err := r.readValue(body)
 		if err != nil {

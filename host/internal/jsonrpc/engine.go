@@ -232,8 +232,8 @@ func (e *Engine) Handle(ctx context.Context, body []byte) Reply {
 	if s, ok := res.(Stream); ok {
 		return Reply{stream: &streamReply{eng: e, req: req, src: s}}
 	}
-	body, release := e.hold(ctx, req, e.result(ctx, req, res))
-	return Reply{Body: body, release: release}
+	body, h := e.hold(ctx, req, e.result(ctx, req, res))
+	return Reply{Body: body, held: h}
 }
 
 // Invoke runs one method as a single request would (the middleware, the

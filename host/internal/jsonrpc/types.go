@@ -25,6 +25,7 @@ type Request struct {
 	// were read from (see params).
 	members []member
 	parsed  json.RawMessage
+	inline  [4]member // members' first backing: most params have a few
 }
 
 // params calls f for each member of the params object, in order, until f
@@ -79,7 +80,8 @@ type Reply struct {
 	ErrorEvent bool
 
 	stream  *streamReply
-	release func() // gives Body's bytes back to the response budget
+	held    *held  // Body's bytes in the response budget (a single request's)
+	release func() // gives a batch's bytes back to the response budget
 }
 
 // TransportInfo describes the transport a request came through. Transports
