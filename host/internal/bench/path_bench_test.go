@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,6 +77,9 @@ func BenchmarkSkillExecuteHTTP(b *testing.B) {
 	}
 	b.SetParallelism(16) // 32 clients on 2 cores, as P1
 	b.ReportAllocs()
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	cpu0 := processCPU(b)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
@@ -88,6 +93,22 @@ func BenchmarkSkillExecuteHTTP(b *testing.B) {
 			}
 		}
 	})
+	b.StopTimer()
+	// CPU per call (the process's: host and client) and collections: on
+	// a shared machine, steadier than ns/op.
+	cpu := processCPU(b) - cpu0
+	runtime.ReadMemStats(&ms1)
+	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(ms1.NumGC-ms0.NumGC)*1000/float64(b.N), "gc/kop")
+}
+
+// processCPU is the CPU time (user and system) this process has used.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // prepare makes req the skill/execute POST of body to addr.
