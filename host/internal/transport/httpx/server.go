@@ -387,7 +387,10 @@ func ensureRequestID(c *fiber.Ctx) string {
 	if !saneID(id) {
 		var b [12]byte
 		_, _ = rand.Read(b[:])
-		id = "req_" + hex.EncodeToString(b[:])
+		var s [len("req_") + 2*len(b)]byte // one allocation: the string
+		copy(s[:], "req_")
+		hex.Encode(s[len("req_"):], b[:])
+		id = string(s[:])
 	}
 	c.Locals("request_id", id)
 	c.Set(fiber.HeaderXRequestID, id)
