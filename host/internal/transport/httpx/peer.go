@@ -5,8 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
-	"sync"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -31,52 +29,10 @@ func (s *Server) requestContext(c *fiber.Ctx) (ctx context.Context, done func())
 // requestContextWith is requestContext with the transport info given.
 func (s *Server) requestContextWith(c *fiber.Ctx, info jsonrpc.TransportInfo) (ctx context.Context, done func()) {
 	ctx, cancel := context.WithCancelCause(auth.With(jsonrpc.WithTransport(s.base, info), principalOf(c)))
-	stop := watchPeerAfter(c.Context().Conn(), watchAfter, func() { cancel(errClientGone) })
+	w := s.watch.add(c.Context().Conn(), cancel)
 	return ctx, func() {
-		stop()
+		w.end()
 		cancel(nil)
-	}
-}
-
-// watchAfter is how long a request runs before its connection is watched
-// (watchPeer): most requests are answered sooner, and a watch costs a
-// goroutine, a system call and three deadline updates, a tenth of a small
-// call's CPU; a client that leaves is then seen at most this much later.
-const watchAfter = 5 * time.Millisecond
-
-// watchPeerAfter is watchPeer started once d has passed, unless stop came
-// first.
-func watchPeerAfter(conn net.Conn, d time.Duration, gone func()) (stop func()) {
-	w := &lateWatch{}
-	w.timer = time.AfterFunc(d, func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if !w.stopped {
-			w.stop = watchPeer(conn, gone)
-		}
-	})
-	return w.end
-}
-
-// lateWatch is a watch that starts late (watchPeerAfter).
-type lateWatch struct {
-	timer   *time.Timer
-	mu      sync.Mutex
-	stopped bool   // end ran: the watch must not start
-	stop    func() // the watch's, once started
-}
-
-// end stops the watch, or keeps it from starting, and waits for it.
-func (w *lateWatch) end() {
-	if w.timer.Stop() {
-		return // it never started
-	}
-	w.mu.Lock()
-	w.stopped = true
-	stop := w.stop
-	w.mu.Unlock()
-	if stop != nil {
-		stop()
 	}
 }
 
