@@ -49,7 +49,7 @@ func (e *Engine) handleBatch(ctx context.Context, body []byte) Reply {
 	sem := make(chan struct{}, e.batchConc)
 	var wg sync.WaitGroup
 	for i, raw := range elems {
-		req, echo, ferr := decodeRequest(raw)
+		req, echo, ferr := decodeRequestIn(raw, e.methodName)
 		if ferr != nil {
 			out[i] = e.errorReply(ctx, echo, Envelope{}, ferr).Body
 			continue
