@@ -44,12 +44,12 @@ func (e *Engine) handleBatch(ctx context.Context, body []byte) Reply {
 		return e.errorReply(ctx, nil, Envelope{}, ferr)
 	}
 	out := make([][]byte, len(elems))
-	held := make([]func(), len(elems))
+	holds := make([]*held, len(elems))
 	room := &batchBytes{max: e.maxBatchResponse}
 	sem := make(chan struct{}, e.batchConc)
 	var wg sync.WaitGroup
 	for i, raw := range elems {
-		req, echo, ferr := decodeRequest(raw)
+		req, echo, ferr := decodeRequestIn(raw, e.methodName)
 		if ferr != nil {
 			out[i] = e.errorReply(ctx, echo, Envelope{}, ferr).Body
 			continue
@@ -57,7 +57,7 @@ func (e *Engine) handleBatch(ctx context.Context, body []byte) Reply {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			out[i], held[i] = e.batchElement(ctx, req, room)
+			out[i], holds[i] = e.batchElement(ctx, req, room)
 		})
 	}
 	wg.Wait()
@@ -75,9 +75,9 @@ func (e *Engine) handleBatch(ctx context.Context, body []byte) Reply {
 		buf.Write(b)
 	}
 	release := func() {
-		for _, r := range held {
+		for _, r := range holds {
 			if r != nil {
-				r()
+				r.give()
 			}
 		}
 	}
@@ -92,7 +92,7 @@ func (e *Engine) handleBatch(ctx context.Context, body []byte) Reply {
 // batchElement runs one request of a batch and returns its response (nil
 // for a notification) and the release of the response bytes it holds in the
 // host-wide budget.
-func (e *Engine) batchElement(ctx context.Context, req *Request, room *batchBytes) ([]byte, func()) {
+func (e *Engine) batchElement(ctx context.Context, req *Request, room *batchBytes) ([]byte, *held) {
 	if room.isFull() && !req.IsNotification() {
 		return e.requestError(ctx, req, e.batchFull()).Body, nil
 	}

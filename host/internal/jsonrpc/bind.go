@@ -38,6 +38,9 @@ func (r *Request) Bind(v any) error {
 	if err := r.checkTop(reflect.TypeOf(v)); err != nil {
 		return err
 	}
+	if r.bindFlat(v) {
+		return nil
+	}
 	if jsonv2.Unmarshal(r.Params, v, jsonv2.RejectUnknownMembers(false)) == nil {
 		return nil
 	}

@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 
 	"github.com/skillhost/skillhost/host/fault"
@@ -32,11 +31,24 @@ func (b *responseBudget) take(n int64) bool {
 
 func (b *responseBudget) give(n int64) { b.used.Add(-n) }
 
+// held is a response's bytes in the budget, given back once.
+type held struct {
+	budget *responseBudget
+	n      int64
+	given  atomic.Bool
+}
+
+func (h *held) give() {
+	if h.given.CompareAndSwap(false, true) {
+		h.budget.give(h.n)
+	}
+}
+
 // hold takes body's bytes from the host-wide response budget. It returns
 // what to send — body, or, when the budget cannot hold it, a -32106
-// response_budget error for req — and the function that gives the bytes
-// back (nil when nothing is held).
-func (e *Engine) hold(ctx context.Context, req *Request, body []byte) ([]byte, func()) {
+// response_budget error for req — and what gives the bytes back (nil when
+// nothing is held).
+func (e *Engine) hold(ctx context.Context, req *Request, body []byte) ([]byte, *held) {
 	if e.budget == nil {
 		return body, nil
 	}
@@ -47,7 +59,7 @@ func (e *Engine) hold(ctx context.Context, req *Request, body []byte) ([]byte, f
 			With("response_budget_bytes", e.budget.max)
 		return e.requestError(ctx, req, err).Body, nil
 	}
-	return body, sync.OnceFunc(func() { e.budget.give(n) })
+	return body, &held{budget: e.budget, n: n}
 }
 
 // Done tells the engine the transport has handed the reply's Body over: the
@@ -55,6 +67,9 @@ func (e *Engine) hold(ctx context.Context, req *Request, body []byte) ([]byte, f
 // free again. Transports call it once the body is written or copied out; it
 // is safe to call more than once and on any Reply.
 func (r Reply) Done() {
+	if r.held != nil {
+		r.held.give()
+	}
 	if r.release != nil {
 		r.release()
 	}

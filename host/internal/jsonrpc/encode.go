@@ -46,7 +46,30 @@ type PreEncoded interface {
 	EncodedJSON() []byte
 }
 
+// Appender is a result that encodes itself into the response: it appends
+// its compact JSON (as encoding/json would write it, HTML characters
+// escaped) to dst, and SizeHint is about how many bytes that takes. The
+// engine writes it between the response's framing in one buffer; other
+// bindings marshal it (it should implement json.Marshaler too).
+type Appender interface {
+	AppendJSON(dst []byte) []byte
+	SizeHint() int
+}
+
+// resultPrefix and resultSuffix frame a result.
+const resultPrefix, resultSuffix = `{"jsonrpc":"2.0","result":`, `,"id":`
+
 func encodeResult(id json.RawMessage, v any) ([]byte, error) {
+	if ap, ok := v.(Appender); ok {
+		buf := make([]byte, 0, len(resultPrefix)+ap.SizeHint()+len(resultSuffix)+len(id)+8)
+		buf = append(buf, resultPrefix...)
+		n := len(buf)
+		if buf = ap.AppendJSON(buf); len(buf) == n {
+			buf = append(buf, nullID...)
+		}
+		buf = append(append(buf, resultSuffix...), idOrNull(id)...)
+		return append(buf, '}'), nil
+	}
 	var res []byte
 	if pe, ok := v.(PreEncoded); ok {
 		res = pe.EncodedJSON()
@@ -59,9 +82,9 @@ func encodeResult(id json.RawMessage, v any) ([]byte, error) {
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(res) + len(id) + 40)
-	buf.WriteString(`{"jsonrpc":"2.0","result":`)
+	buf.WriteString(resultPrefix)
 	buf.Write(res)
-	buf.WriteString(`,"id":`)
+	buf.WriteString(resultSuffix)
 	buf.Write(idOrNull(id))
 	buf.WriteByte('}')
 	return buf.Bytes(), nil

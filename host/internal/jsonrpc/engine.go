@@ -59,10 +59,11 @@ type Engine struct {
 
 	mu        sync.RWMutex
 	methods   map[string]Handler
-	errorInfo map[string]bool // methods whose errors always carry ErrorInfo data
-	streams   map[string]bool // methods whose result is a Stream
-	events    map[string]bool // methods whose errors are sent as a stream event
-	objects   map[string]bool // methods whose errors always carry object data
+	names     map[string]string // the methods' names, by name (methodName)
+	errorInfo map[string]bool   // methods whose errors always carry ErrorInfo data
+	streams   map[string]bool   // methods whose result is a Stream
+	events    map[string]bool   // methods whose errors are sent as a stream event
+	objects   map[string]bool   // methods whose errors always carry object data
 }
 
 // MethodOption marks a method at registration.
@@ -145,6 +146,7 @@ func NewEngine(lim Limits, opts ...Option) *Engine {
 		log:              slog.New(slog.DiscardHandler),
 		accept:           AcceptVersion1,
 		methods:          map[string]Handler{},
+		names:            map[string]string{},
 		errorInfo:        map[string]bool{},
 		streams:          map[string]bool{},
 		events:           map[string]bool{},
@@ -175,6 +177,7 @@ func (e *Engine) Register(method string, h Handler, opts ...MethodOption) {
 		panic(fmt.Sprintf("jsonrpc: method %q registered twice", method))
 	}
 	e.methods[method] = h
+	e.names[method] = method
 	for _, o := range opts {
 		o(e, method)
 	}
@@ -185,6 +188,15 @@ func (e *Engine) Register(method string, h Handler, opts ...MethodOption) {
 // google.rpc.ErrorInfo, which is what A2A v1.0 clients decode.
 func (e *Engine) RegisterA2A(method string, h Handler, opts ...MethodOption) {
 	e.Register(method, h, append(opts, ErrorInfoData())...)
+}
+
+// methodName is the registered method named name, if there is one: the
+// decoder's Method then costs no string.
+func (e *Engine) methodName(name []byte) (string, bool) {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	s, ok := e.names[string(name)]
+	return s, ok
 }
 
 // Methods lists the registered method names, sorted.
@@ -213,7 +225,7 @@ func (e *Engine) Handle(ctx context.Context, body []byte) Reply {
 	if kindOf(body) == '[' {
 		return e.handleBatch(ctx, body)
 	}
-	req, echo, ferr := decodeRequest(body)
+	req, echo, ferr := decodeRequestIn(body, e.methodName)
 	if ferr != nil {
 		return e.errorReply(ctx, echo, Envelope{}, ferr)
 	}
@@ -232,8 +244,8 @@ func (e *Engine) Handle(ctx context.Context, body []byte) Reply {
 	if s, ok := res.(Stream); ok {
 		return Reply{stream: &streamReply{eng: e, req: req, src: s}}
 	}
-	body, release := e.hold(ctx, req, e.result(ctx, req, res))
-	return Reply{Body: body, release: release}
+	body, h := e.hold(ctx, req, e.result(ctx, req, res))
+	return Reply{Body: body, held: h}
 }
 
 // Invoke runs one method as a single request would (the middleware, the

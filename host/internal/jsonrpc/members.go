@@ -92,7 +92,7 @@ func valueEnd(raw []byte, i int) int {
 // has no escape (and is valid UTF-8, which encoding/json would otherwise
 // rewrite). ok is false when raw is not a string.
 func stringValue(raw []byte) (s string, ok bool) {
-	raw = bytes.TrimLeft(raw, jsonSpace)
+	raw = trimSpace(raw)
 	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
 	}

@@ -25,13 +25,14 @@ type Request struct {
 	// were read from (see params).
 	members []member
 	parsed  json.RawMessage
+	inline  [4]member // members' first backing: most params have a few
 }
 
 // params calls f for each member of the params object, in order, until f
 // fails: from what the engine's read of the body kept, else (Params set or
 // replaced by other code) from a scan of Params.
 func (r *Request) params(f func(name []byte, val json.RawMessage) error) error {
-	if len(r.parsed) > 0 && len(r.parsed) == len(r.Params) && unsafe.SliceData(r.parsed) == unsafe.SliceData(r.Params) {
+	if r.kept() {
 		for _, m := range r.members {
 			if err := f(m.name, m.value); err != nil {
 				return err
@@ -40,6 +41,12 @@ func (r *Request) params(f func(name []byte, val json.RawMessage) error) error {
 		return nil
 	}
 	return objectMembers(r.Params, func(name string, val json.RawMessage) error { return f([]byte(name), val) })
+}
+
+// kept reports whether members are those of Params (the engine's read of
+// the body kept them and Params was not replaced since).
+func (r *Request) kept() bool {
+	return len(r.parsed) > 0 && len(r.parsed) == len(r.Params) && unsafe.SliceData(r.parsed) == unsafe.SliceData(r.Params)
 }
 
 // IsNotification reports whether the request has no id member, so no
@@ -79,7 +86,8 @@ type Reply struct {
 	ErrorEvent bool
 
 	stream  *streamReply
-	release func() // gives Body's bytes back to the response budget
+	held    *held  // Body's bytes in the response budget (a single request's)
+	release func() // gives a batch's bytes back to the response budget
 }
 
 // TransportInfo describes the transport a request came through. Transports

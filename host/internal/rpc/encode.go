@@ -16,25 +16,35 @@ import (
 // those json.Marshal writes: HTML characters escaped, output that is not
 // JSON as a string, empty output as null.
 func encodeExecuteResult(out *plugin.Outcome) jsonrpc.Encoded {
-	var b bytes.Buffer
-	b.Grow(len(out.Output) + len(out.SkillID) + len(out.Plugin) + len(out.Version) + 200)
+	return appendExecuteResult(make([]byte, 0, executeResultSize(out)), out)
+}
+
+// executeResultSize is about the length of out's encoded result.
+func executeResultSize(out *plugin.Outcome) int {
+	return len(out.Output) + len(out.SkillID) + len(out.Plugin) + len(out.Version) + 200
+}
+
+// appendExecuteResult appends out's encoded result to dst
+// (encodeExecuteResult).
+func appendExecuteResult(dst []byte, out *plugin.Outcome) []byte {
+	b := bytes.NewBuffer(dst)
 	b.WriteString(`{"skill_id":`)
-	appendString(&b, out.SkillID)
+	appendString(b, out.SkillID)
 	b.WriteString(`,"status":"success","output":`)
-	appendOutput(&b, out.Output)
+	appendOutput(b, out.Output)
 	b.WriteString(`,"execution_time_ms":`)
 	b.Write(strconv.AppendInt(b.AvailableBuffer(), out.Duration.Milliseconds(), 10))
 	a := accounting(out)
 	b.WriteString(`,"accounting":{"plugin":`)
-	appendString(&b, a.Plugin)
+	appendString(b, a.Plugin)
 	b.WriteString(`,"plugin_version":`)
-	appendString(&b, a.PluginVersion)
+	appendString(b, a.PluginVersion)
 	b.WriteString(`,"duration_us":`)
 	b.Write(strconv.AppendInt(b.AvailableBuffer(), a.DurationMicros, 10))
 	b.WriteString(`,"memory_peak_bytes":`)
 	b.Write(strconv.AppendUint(b.AvailableBuffer(), a.MemoryPeakBytes, 10))
 	b.WriteString(`,"instance":`)
-	appendString(&b, a.Instance)
+	appendString(b, a.Instance)
 	b.WriteString(`}}`)
 	return b.Bytes()
 }

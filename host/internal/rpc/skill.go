@@ -40,15 +40,24 @@ type skillExecuteResult struct {
 	Accounting      Accounting `json:"accounting"`
 }
 
-// executeEncoded is skill/execute's result encoded once
-// (encodeExecuteResult), with the skill it reached.
-type executeEncoded struct {
-	jsonrpc.Encoded
-	plugin, skill string
-}
+// executeResult is skill/execute's result: the engine has it encode
+// itself, once, into the response (jsonrpc.Appender, appendExecuteResult).
+// One pointer: returning it as a result costs no allocation.
+type executeResult struct{ out *plugin.Outcome }
+
+var _ jsonrpc.Appender = executeResult{}
+
+// AppendJSON appends the result's JSON to dst.
+func (r executeResult) AppendJSON(dst []byte) []byte { return appendExecuteResult(dst, r.out) }
+
+// SizeHint is about the length of the result's JSON.
+func (r executeResult) SizeHint() int { return executeResultSize(r.out) }
+
+// MarshalJSON encodes the result for the bindings that marshal it.
+func (r executeResult) MarshalJSON() ([]byte, error) { return encodeExecuteResult(r.out), nil }
 
 // Reached names the skill the call ran (the host's access line).
-func (r executeEncoded) Reached() (plugin, skill string) { return r.plugin, r.skill }
+func (r executeResult) Reached() (plugin, skill string) { return r.out.Plugin, r.out.SkillID }
 
 func (s *Service) skillExecute(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	var p skillExecuteParams
@@ -62,7 +71,7 @@ func (s *Service) skillExecute(ctx context.Context, req *jsonrpc.Request) (any, 
 	if err != nil {
 		return nil, err
 	}
-	return executeEncoded{encodeExecuteResult(out), out.Plugin, out.SkillID}, nil // skillExecuteResult, encoded once
+	return executeResult{out}, nil // skillExecuteResult, encoded once by the engine
 }
 
 type agentCallParams struct {

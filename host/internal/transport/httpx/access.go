@@ -45,7 +45,7 @@ type Access struct {
 
 // Locals the access middleware reads.
 const (
-	accessStartLocal = "access_start" // time.Time: the middleware saw the request
+	accessStartLocal = "access_start" // true: the middleware saw the request
 	rpcLocal         = "rpc_handled"  // bool: the engine handled the body
 	refusalLocal     = "refusal"      // *fault.Error: the error sent
 )
@@ -57,7 +57,7 @@ const unmatched = "unmatched"
 // the error handler (so the status is known) and reports the request.
 func (s *Server) access(c *fiber.Ctx) error {
 	start := time.Now()
-	c.Locals(accessStartLocal, start)
+	c.Locals(accessStartLocal, true) // a bool in an interface costs no allocation
 	if err := c.Next(); err != nil {
 		if herr := s.errorHandler(c, err); herr != nil {
 			_ = c.SendStatus(fiber.StatusInternalServerError)
@@ -72,11 +72,13 @@ func (s *Server) report(c *fiber.Ctx, d time.Duration) {
 	if s.cfg.Access == nil {
 		return
 	}
+	route := routeOf(c)
 	a := Access{
-		// Fiber's strings live in its buffers: copy what may outlive them.
-		HTTPMethod: strings.Clone(c.Method()), Route: routeOf(c), Path: strings.Clone(clipHeader(c.Path())),
+		// Fiber's strings live in its buffers: copy what may outlive them
+		// (the method and a path naming its route are constants).
+		HTTPMethod: methodOf(c), Route: route, Path: pathOf(c, route),
 		Status: c.Response().StatusCode(), RequestID: ensureRequestID(c), KeyID: principalOf(c).KeyID(),
-		Remote:   c.Context().RemoteAddr().String(),
+		Remote:   remoteOf(c),
 		Duration: d,
 	}
 	a.Err, _ = c.Locals(refusalLocal).(*fault.Error)
@@ -84,7 +86,42 @@ func (s *Server) report(c *fiber.Ctx, d time.Duration) {
 	if a.Route == "/events" && c.Method() == fiber.MethodGet {
 		a.SessionID = strings.Clone(clipHeader(c.Query("session_id")))
 	}
-	s.cfg.Access.Answered(context.WithoutCancel(c.UserContext()), a)
+	ctx := c.UserContext()
+	if ctx.Done() != nil { // a context that never ends needs no detaching
+		ctx = context.WithoutCancel(ctx)
+	}
+	s.cfg.Access.Answered(ctx, a)
+}
+
+// methodOf is the request's method, a constant for the standard ones.
+func methodOf(c *fiber.Ctx) string {
+	switch m := c.Method(); m {
+	case fiber.MethodGet:
+		return fiber.MethodGet
+	case fiber.MethodPost:
+		return fiber.MethodPost
+	case fiber.MethodHead:
+		return fiber.MethodHead
+	case fiber.MethodPut:
+		return fiber.MethodPut
+	case fiber.MethodDelete:
+		return fiber.MethodDelete
+	case fiber.MethodPatch:
+		return fiber.MethodPatch
+	case fiber.MethodOptions:
+		return fiber.MethodOptions
+	default:
+		return strings.Clone(m)
+	}
+}
+
+// pathOf is the client's path clipped (clipHeader): the route's own string
+// when the path is the route (no parameters), else a copy.
+func pathOf(c *fiber.Ctx, route string) string {
+	if p := c.Path(); p == route {
+		return route
+	}
+	return strings.Clone(clipHeader(c.Path()))
 }
 
 // routeOf names the route that answered c. A request refused before

@@ -59,11 +59,11 @@ func (l *countingListener) Accept() (net.Conn, error) {
 		holder := share.AddrHolder(c.RemoteAddr())
 		release, refusal := l.conns.Acquire(holder)
 		if refusal == nil {
-			return &countedConn{Conn: c, release: release}, nil
+			return &countedConn{Conn: c, release: release, remote: c.RemoteAddr().String()}, nil
 		}
 		if l.reserve != nil {
 			if release, err := l.reserve.Acquire(holder); err == nil {
-				return &countedConn{Conn: c, release: release, refusal: fault.From(refusal)}, nil
+				return &countedConn{Conn: c, release: release, refusal: fault.From(refusal), remote: c.RemoteAddr().String()}, nil
 			}
 		}
 		l.drop(c, fault.From(refusal))
@@ -89,6 +89,9 @@ type countedConn struct {
 	// refusal is why the connection came from the reserve (nil: it did
 	// not): it answers only the public documents.
 	refusal *fault.Error
+	// remote is the client's address as text, made once: every request
+	// names it (transport info, access record).
+	remote string
 }
 
 // Close frees the connection's unit (once) and closes it.
@@ -104,6 +107,15 @@ func countedOf(conn net.Conn) *countedConn {
 	}
 	cc, _ := conn.(*countedConn)
 	return cc
+}
+
+// remoteOf is the client's address as text: its connection's, made once
+// per connection (a mounted app's connections are not counted here).
+func remoteOf(c *fiber.Ctx) string {
+	if cc := countedOf(c.Context().Conn()); cc != nil && cc.remote != "" {
+		return cc.remote
+	}
+	return c.Context().RemoteAddr().String()
 }
 
 // reserved serves a connection taken from the reserve: GET /health, the

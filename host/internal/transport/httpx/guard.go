@@ -14,7 +14,7 @@ import (
 	"github.com/skillhost/skillhost/host/internal/auth"
 )
 
-// principalLocal is the Fiber local holding a request's auth.Principal.
+// principalLocal is the Fiber local holding a request's *auth.Principal.
 const principalLocal = "principal"
 
 // LoopbackPrincipal is the name of the local principal of loopback HTTP
@@ -46,15 +46,19 @@ func (s *Server) guard(c *fiber.Ctx) error {
 	return c.Next()
 }
 
+// loopback is the principal of every loopback client of a host without
+// keys: one value, so attaching it to a request costs no allocation.
+var loopback = auth.Local(LoopbackPrincipal)
+
 // authenticate returns the request's principal: from its credential when
 // keys are configured, else the loopback principal for loopback clients.
-func (s *Server) authenticate(c *fiber.Ctx) (auth.Principal, error) {
+func (s *Server) authenticate(c *fiber.Ctx) (*auth.Principal, error) {
 	if !s.cfg.Auth.Enabled() {
 		if !c.Context().RemoteIP().IsLoopback() {
-			return auth.Principal{}, fault.New(fault.Forbidden, fault.ReasonLoopbackOnly,
+			return nil, fault.New(fault.Forbidden, fault.ReasonLoopbackOnly,
 				"this host has no API keys configured and serves loopback clients only")
 		}
-		return auth.Local(LoopbackPrincipal), nil
+		return &loopback, nil
 	}
 	var authz []string
 	c.Request().Header.VisitAll(func(k, v []byte) {
@@ -70,14 +74,14 @@ func (s *Server) authenticate(c *fiber.Ctx) (auth.Principal, error) {
 	if err == nil {
 		var p auth.Principal
 		if p, err = s.cfg.Auth.Authenticate(c.UserContext(), cred); err == nil {
-			return p, nil
+			return &p, nil
 		}
 	}
 	if fe := fault.From(err); fe.Kind != fault.Unauthorized {
 		s.cfg.Logger.Error("authentication failed", "request_id", ensureRequestID(c), "err", err)
-		return auth.Principal{}, fault.New(fault.Internal, fault.ReasonStoreUnavailable, "authentication is unavailable; retry")
+		return nil, fault.New(fault.Internal, fault.ReasonStoreUnavailable, "authentication is unavailable; retry")
 	}
-	return auth.Principal{}, err
+	return nil, err
 }
 
 // refuse answers a refused request with its status (fault's table: 401,
@@ -95,13 +99,16 @@ func (s *Server) refuse(c *fiber.Ctx, err error, keyID string) error {
 	}
 	if fe.Kind == fault.Unauthorized || fe.Kind == fault.Forbidden {
 		s.cfg.Logger.Warn("audit: request refused", "status", status, "reason", fe.WireReason(), "key_id", keyID,
-			"remote", c.Context().RemoteAddr().String(), "request_id", ensureRequestID(c), "path", c.Path())
+			"remote", remoteOf(c), "request_id", ensureRequestID(c), "path", c.Path())
 	}
 	return s.sendError(c, fe)
 }
 
 // jsonContentType accepts application/json and any +json media type.
 func jsonContentType(v string) bool {
+	if v == fiber.MIMEApplicationJSON { // what nearly every client sends: no parse (a map per call)
+		return true
+	}
 	mt, _, err := mime.ParseMediaType(v)
 	return err == nil && (mt == fiber.MIMEApplicationJSON || strings.HasSuffix(mt, "+json"))
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -70,17 +71,27 @@ func (s *Server) serveRPC(c *fiber.Ctx, info jsonrpc.TransportInfo) error {
 func sendReply(c *fiber.Ctx, status int, reply jsonrpc.Reply) {
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	c.Status(status)
-	c.Context().SetBodyStream(&replyBody{Reader: bytes.NewReader(reply.Body), done: reply.Done}, len(reply.Body))
+	rb := replyBodies.Get().(*replyBody)
+	rb.Reset(reply.Body)
+	rb.reply = reply
+	c.Context().SetBodyStream(rb, len(reply.Body))
 }
 
-// replyBody is a reply's body; fasthttp closes it once it is written.
+// replyBody is a reply's body; fasthttp closes it (once) when it is
+// written or dropped. Pooled: a response costs no allocation for it.
 type replyBody struct {
-	*bytes.Reader
-	done func()
+	bytes.Reader
+	reply jsonrpc.Reply
 }
+
+var replyBodies = sync.Pool{New: func() any { return new(replyBody) }}
 
 func (r *replyBody) Close() error {
-	r.done()
+	reply := r.reply
+	r.reply = jsonrpc.Reply{}
+	r.Reset(nil)
+	replyBodies.Put(r)
+	reply.Done()
 	return nil
 }
 

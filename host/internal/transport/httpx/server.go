@@ -2,9 +2,7 @@ package httpx
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net"
@@ -49,6 +47,7 @@ type Server struct {
 	conns   *share.Counter // connections: http.max_conns, per address http.max_conns_per_addr
 	reserve *share.Counter // past conns: the public documents only (nil: no reserve)
 	serving atomic.Bool    // Serve runs the app on a listener of its own (else it is mounted)
+	watch   watcher        // watches the connections of requests still running (peer.go)
 }
 
 // New builds the app. cards and metrics may be nil (routes then answer 404).
@@ -270,8 +269,10 @@ func (s *Server) metricsScope(c *fiber.Ctx) error {
 
 // principalOf is the principal guard attached (the zero principal if none).
 func principalOf(c *fiber.Ctx) auth.Principal {
-	p, _ := c.Locals(principalLocal).(auth.Principal)
-	return p
+	if p, ok := c.Locals(principalLocal).(*auth.Principal); ok {
+		return *p
+	}
+	return auth.Principal{}
 }
 
 // errorHandler turns every error Fiber or a handler returns into a response:
@@ -304,7 +305,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	default:
 		err = c.Status(status).JSON(fiber.Map{"error": err.Error()})
 	}
-	if _, ok := c.Locals(accessStartLocal).(time.Time); !ok {
+	if _, ok := c.Locals(accessStartLocal).(bool); !ok {
 		// The HTTP server refused the request before routing it (body
 		// over the limit, read timeout, oversized headers): the access
 		// middleware never saw it.
@@ -365,45 +366,6 @@ func (s *Server) sendErrorStatus(c *fiber.Ctx, status int, id json.RawMessage, f
 	return c.Status(status).Send(jsonrpc.EncodeError(ctx, id, jsonrpc.Envelope{}, fe))
 }
 
-// requestID takes a sane X-Request-ID from the client or makes one, and
-// echoes it on the response.
-func requestID(c *fiber.Ctx) error {
-	ensureRequestID(c)
-	return c.Next()
-}
-
-// ensureRequestID returns the request's id, assigning one on first use
-// (errors raised before the middleware runs, e.g. an oversized body, get
-// one too).
-func ensureRequestID(c *fiber.Ctx) string {
-	if id, ok := c.Locals("request_id").(string); ok {
-		return id
-	}
-	// A copy: Fiber's strings live in buffers it reuses for the next
-	// request, and the id outlives the handler (tasks, streams, logs).
-	id := strings.Clone(c.Get(fiber.HeaderXRequestID))
-	if !saneID(id) {
-		var b [12]byte
-		_, _ = rand.Read(b[:])
-		id = "req_" + hex.EncodeToString(b[:])
-	}
-	c.Locals("request_id", id)
-	c.Set(fiber.HeaderXRequestID, id)
-	return id
-}
-
-func saneID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, r := range id {
-		if r < 0x21 || r > 0x7e {
-			return false
-		}
-	}
-	return true
-}
-
 func (s *Server) transportInfo(c *fiber.Ctx) jsonrpc.TransportInfo {
 	id := ensureRequestID(c)
 	// Copy the headers: Fiber reuses its buffers once the handler returns,
@@ -413,6 +375,6 @@ func (s *Server) transportInfo(c *fiber.Ctx) jsonrpc.TransportInfo {
 		Name:       "http",
 		RequestID:  id,
 		Header:     header.get,
-		RemoteAddr: c.Context().RemoteAddr().String(),
+		RemoteAddr: remoteOf(c),
 	}
 }
