@@ -2,8 +2,6 @@ package grpcx
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net"
 	"strconv"
 	"strings"
@@ -79,12 +77,7 @@ func (s *Server) admit(ctx context.Context, method string) (context.Context, err
 	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
 		addr, remote = p.Addr, p.Addr.String()
 	}
-	id := first(md, requestIDKey)
-	if !saneID(id) {
-		var b [12]byte
-		_, _ = rand.Read(b[:])
-		id = "req_" + hex.EncodeToString(b[:])
-	}
+	id := auth.RequestID(first(md, requestIDKey))
 	_ = grpc.SetHeader(ctx, metadata.Pairs(requestIDKey, id))
 	info := jsonrpc.TransportInfo{Name: "grpc", RequestID: id, RemoteAddr: remote, Header: func(name string) string {
 		return first(md, name)
@@ -150,18 +143,6 @@ func first(md metadata.MD, key string) string {
 		return v[0]
 	}
 	return ""
-}
-
-func saneID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, r := range id {
-		if r < 0x21 || r > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 // clip keeps a client's method name short in logs.

@@ -1,11 +1,11 @@
 package httpx
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+
+	"github.com/skillhost/skillhost/host/internal/auth"
 )
 
 // requestID takes a sane X-Request-ID from the client or makes one, and
@@ -24,28 +24,8 @@ func ensureRequestID(c *fiber.Ctx) string {
 	}
 	// A copy: Fiber's strings live in buffers it reuses for the next
 	// request, and the id outlives the handler (tasks, streams, logs).
-	id := strings.Clone(c.Get(fiber.HeaderXRequestID))
-	if !saneID(id) {
-		var b [12]byte
-		_, _ = rand.Read(b[:])
-		var s [len("req_") + 2*len(b)]byte // one allocation: the string
-		copy(s[:], "req_")
-		hex.Encode(s[len("req_"):], b[:])
-		id = string(s[:])
-	}
+	id := auth.RequestID(strings.Clone(c.Get(fiber.HeaderXRequestID)))
 	c.Locals("request_id", id)
 	c.Set(fiber.HeaderXRequestID, id)
 	return id
-}
-
-func saneID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, r := range id {
-		if r < 0x21 || r > 0x7e {
-			return false
-		}
-	}
-	return true
 }
