@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"testing"
@@ -31,6 +32,26 @@ func mustBrowser(t *testing.T) context.Context {
 		}
 		t.Skip("chromium not found (apt-get install -y chromium); the dashboard test needs it")
 	}
+	// A browser that fails to start (it exits before it serves DevTools,
+	// which a loaded machine sometimes sees) is started again, twice at
+	// most, each time with a fresh profile: it is the test's tool, not what
+	// the test checks.
+	var errs []error
+	for range 3 {
+		ctx, err := startBrowser(t, path)
+		if err == nil {
+			return ctx
+		}
+		errs = append(errs, err)
+	}
+	t.Fatalf("starting %s: %v", path, errors.Join(errs...))
+	return nil
+}
+
+// startBrowser starts a headless browser at path; its tab lives until the
+// test ends.
+func startBrowser(t *testing.T, path string) (context.Context, error) {
+	t.Helper()
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
 		chromedp.ExecPath(path),
 		chromedp.Headless,
@@ -47,9 +68,11 @@ func mustBrowser(t *testing.T) context.Context {
 	)
 	ctx, cancelTab := chromedp.NewContext(allocCtx)
 	ctx, cancelTime := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(func() { cancelTime(); cancelTab(); cancelAlloc() })
+	stop := func() { cancelTime(); cancelTab(); cancelAlloc() }
 	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		t.Fatalf("starting %s: %v", path, err)
+		stop()
+		return nil, err
 	}
-	return ctx
+	t.Cleanup(stop)
+	return ctx, nil
 }
