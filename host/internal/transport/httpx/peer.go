@@ -29,9 +29,9 @@ func (s *Server) requestContext(c *fiber.Ctx) (ctx context.Context, done func())
 // requestContextWith is requestContext with the transport info given.
 func (s *Server) requestContextWith(c *fiber.Ctx, info jsonrpc.TransportInfo) (ctx context.Context, done func()) {
 	ctx, cancel := context.WithCancelCause(auth.With(jsonrpc.WithTransport(s.base, info), principalOf(c)))
-	w := s.watch.add(c.Context().Conn(), cancel)
+	stop := watchPeer(c.Context().Conn(), func() { cancel(errClientGone) })
 	return ctx, func() {
-		w.end()
+		stop()
 		cancel(nil)
 	}
 }

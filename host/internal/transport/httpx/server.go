@@ -47,7 +47,6 @@ type Server struct {
 	conns   *share.Counter // connections: http.max_conns, per address http.max_conns_per_addr
 	reserve *share.Counter // past conns: the public documents only (nil: no reserve)
 	serving atomic.Bool    // Serve runs the app on a listener of its own (else it is mounted)
-	watch   watcher        // watches the connections of requests still running (peer.go)
 }
 
 // New builds the app. cards and metrics may be nil (routes then answer 404).
