@@ -68,6 +68,11 @@ func TestDashboardUnderHostileLoad(t *testing.T) {
 	th, logs := mustHostWith(t, dir, func(c *config.Config) {
 		c.Auth.Keys = []config.AuthKey{ops.Entry}
 		c.Policy.SkillRates = []config.SkillRate{{Skill: "hostile-echo", Rate: fmt.Sprintf("%d/h", rateLimited)}}
+		// Six echo workers share tools' four instances: a call waits for one
+		// rather than fail with pool_saturated when a slow (-race, loaded CI)
+		// instance start holds a slot past the default 100ms. Saturation has
+		// its own tests; this one counts the other reasons.
+		c.Policy.QueueWait = 30 * time.Second
 	})
 	sid, _ := th.mustAs(t, ops.Secret, "_cleveragents/session/create", map[string]any{"session_id": "dash"})["session_id"].(string)
 
