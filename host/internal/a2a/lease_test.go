@@ -97,6 +97,9 @@ func TestLeaseSubscriberCatchesUpAfterCut(t *testing.T) {
 	task := startTask(t, ctx, b, skillMsg("slow", a2av1.NewDataPart(map[string]any{"steps": 30, "ms": 100})))
 	var id a2av1.TaskID = task.ID
 	ctxID := task.ContextID
+	// The task is returned submitted; the snapshot A's subscription opens
+	// with is the state A reads, so wait until A reads it working.
+	waitState(t, ctx, a, id, a2av1.TaskStateWorking)
 	progress, cut := 0, false
 	var got []streamEvent
 	for ev, err := range mustClient(t, ctx, a.URL).SubscribeToTask(ctx, &a2av1.SubscribeToTaskRequest{ID: id}) {
